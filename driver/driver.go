@@ -1,0 +1,170 @@
+// Package driver defines the interfaces a lock backend implements to plug into
+// package [github.com/distlock/lock].
+//
+// Most code should use package lock instead: it owns everything that is the
+// same for every backend (random values, the validity clock, retries,
+// auto-extension, validation, counters) and drivers are used through it, the
+// way database/sql uses database/sql/driver.
+//
+// A driver speaks one backend's protocol and makes exactly one attempt per call.
+// It never retries, never waits for a held key to be released, and never
+// judges validity on the client's clock: the core does all of that. The core
+// calls a driver's methods concurrently from many goroutines; every method must
+// be safe for concurrent use.
+//
+// Optional capabilities are separate interfaces that a [Conn] may implement
+// ([Extender], [Waiter], [Pinger], [Inspector]); the core discovers them by type
+// assertion and documents what it does without them.
+//
+// Keys and values handed to a driver have been validated by the core: a key is
+// 1 to 512 bytes of valid UTF-8 without NUL bytes, and a value is a string of
+// at most 64 printable ASCII characters (letters, digits, '-' and '_'), unique
+// to one acquisition.
+package driver
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ErrHeld is returned by [Conn.Acquire] when the key is held by another
+// value, and only then. Any other failure (a backend that is down, a timeout, a
+// quorum that could not be reached because nodes did not answer) must be
+// reported as some other error, so that callers can tell "someone else holds
+// it" from "the backend is unhealthy". Drivers may wrap it.
+var ErrHeld = errors.New("key is held by another holder")
+
+// ErrNotHeld is returned by [Conn.Release] and [Extender.Extend] when the given
+// value does not hold the key (it expired, was released, or never held it), and
+// only then. Drivers may wrap it.
+var ErrNotHeld = errors.New("key is not held by this value")
+
+// Driver is the interface a lock backend registers with lock.Register.
+type Driver interface {
+	// Open returns a new connection to the backend described by dsn. The
+	// returned Conn is used by one lock.Client for its whole life and is
+	// closed by it.
+	Open(dsn string) (Conn, error)
+}
+
+// DriverContext may be implemented by a [Driver] to parse its DSN once, when
+// lock.Open is called, so that a malformed DSN is reported there and not at
+// the first acquisition.
+type DriverContext interface {
+	// OpenConnector parses dsn and returns a Connector for it. It must not
+	// contact the backend.
+	OpenConnector(dsn string) (Connector, error)
+}
+
+// Connector is a parsed, fixed configuration of a driver that can open
+// connections. A Connector is what lock.OpenConnector takes; drivers' own
+// constructors (for example ones taking an existing client of the backend)
+// return one.
+type Connector interface {
+	// Connect returns a connection to the backend. The core calls it lazily,
+	// once per lock.Client, at the first operation that needs it; if it fails
+	// the core calls it again at the next operation. The context bounds the
+	// call only, not the connection's life.
+	Connect(ctx context.Context) (Conn, error)
+
+	// Driver returns the Driver the connector belongs to.
+	Driver() Driver
+}
+
+// Lease is what a successful [Conn.Acquire] reports besides success.
+type Lease struct {
+	// Token is the key's fencing token for this acquisition, if Fenced.
+	// Tokens of one key strictly increase with each acquisition, across all
+	// clients of the backend.
+	Token uint64
+
+	// Fenced reports whether Token is set. A driver that cannot give tokens
+	// leaves it false.
+	Fenced bool
+}
+
+// Conn is a connection to a lock backend (often a pool of network
+// connections). It must be safe for concurrent use.
+type Conn interface {
+	// Acquire makes one attempt to set key to value with a lease of ttl. If
+	// the key is held by another value it returns an error matching ErrHeld.
+	// The lease must start no earlier than the call: the core computes
+	// validity from a clock reading taken before calling Acquire.
+	//
+	// If Acquire returns any error, the core assumes the key may have been
+	// set anyway (a reply lost on the network) and calls Release with the same
+	// value, so a driver need not clean up after itself on error; a quorum
+	// driver still cleans up the nodes it locked when it fails.
+	Acquire(ctx context.Context, key, value string, ttl time.Duration) (Lease, error)
+
+	// Release deletes key if, and only if, it is held by value; otherwise it
+	// returns an error matching ErrNotHeld and changes nothing.
+	Release(ctx context.Context, key, value string) error
+
+	// Close releases the connection's resources. Locks still held expire by
+	// their TTL.
+	Close() error
+}
+
+// Extender is implemented by a [Conn] that can extend a held lease. Without
+// it, lock.Lock.Extend returns an error matching errors.ErrUnsupported and
+// lock.Client.Do cancels its function's context when the first lease runs
+// out.
+type Extender interface {
+	// Extend resets the lease of key to ttl from now if, and only if, key is
+	// held by value; otherwise it returns an error matching ErrNotHeld and
+	// changes nothing. An expired lease must never be revived, even if no
+	// one else took the key in the meantime.
+	Extend(ctx context.Context, key, value string, ttl time.Duration) error
+}
+
+// Waiter is implemented by a [Conn] whose backend can announce releases.
+// Without it, waiters poll at the pace of their retry strategy. With it, they
+// wake when a release is announced, and still poll at that pace as a safety
+// net (an expired lease is usually not announced).
+type Waiter interface {
+	// Watch subscribes to releases of key. It returns once the subscription
+	// is in place, so that a release that happens after Watch returns is not
+	// missed. ctx bounds the subscription call only.
+	Watch(ctx context.Context, key string) (Watch, error)
+}
+
+// Watch is a subscription to releases of one key, returned by
+// [Waiter.Watch].
+type Watch interface {
+	// Released returns a channel that receives a value after key may have
+	// been released. Wake-ups may be spurious, and several releases may be
+	// reported as one; the channel is never closed.
+	Released() <-chan struct{}
+
+	// Close ends the subscription.
+	Close() error
+}
+
+// Pinger is implemented by a [Conn] that can check that its backend is
+// reachable. Without it, lock.Client.Ping only makes sure a connection was
+// established.
+type Pinger interface {
+	// Ping checks that the backend answers.
+	Ping(ctx context.Context) error
+}
+
+// Inspector is implemented by a [Conn] that can report who holds a key.
+type Inspector interface {
+	// Inspect reports the current holder of key. If nobody holds it, it
+	// returns held == false and a nil error.
+	Inspect(ctx context.Context, key string) (h Holder, held bool, err error)
+}
+
+// Holder describes the holder of a key, as reported by [Inspector.Inspect].
+type Holder struct {
+	// Value is the holder's value.
+	Value string
+
+	// TTL is the time left on the holder's lease, by the backend's clock.
+	TTL time.Duration
+
+	// Lease is the holder's fencing token, where the backend keeps one.
+	Lease Lease
+}

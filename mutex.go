@@ -1,0 +1,172 @@
+package lock
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/distlock/lock/driver"
+	"github.com/distlock/lock/fencing"
+)
+
+// valueBytes is how many random bytes identify one acquisition.
+const valueBytes = 20
+
+// newValue returns a fresh random value for one acquisition: 20 bytes from
+// crypto/rand, in unpadded URL-safe base64 (27 characters), never reused.
+func newValue() string {
+	var b [valueBytes]byte
+	rand.Read(b[:]) // never fails; see crypto/rand.Read
+	var s [27]byte  // base64.RawURLEncoding.EncodedLen(valueBytes)
+	base64.RawURLEncoding.Encode(s[:], b[:])
+	return string(s[:])
+}
+
+// Lock is one acquisition of a key, returned by [Client.Acquire] and
+// [Client.TryAcquire]. Its key, value and token never change; its validity
+// moves forward with each successful [Lock.Extend]. It is safe for
+// concurrent use; Extend and Release calls on one Lock run one at a time.
+type Lock struct {
+	c     *Client
+	cn    *conn
+	key   string
+	value string
+	lease driver.Lease
+	drift float64
+	start time.Time // clock reading taken before the acquisition was sent
+
+	until atomic.Int64 // ValidUntil, as nanoseconds after start
+
+	mu   sync.Mutex // serialises Extend and Release
+	done bool       // released, or known to be lost; guarded by mu
+}
+
+// Key returns the key the lock is held on.
+func (l *Lock) Key() string { return l.key }
+
+// Token returns the lock's fencing token, and false if the driver does not
+// issue tokens. Tokens of one key strictly increase with each acquisition;
+// pass the token to the protected resource with every write and let it
+// refuse tokens older than the newest it has seen (see package fencing).
+func (l *Lock) Token() (fencing.Token, bool) {
+	return fencing.Token(l.lease.Token), l.lease.Fenced
+}
+
+// ValidUntil returns the instant until which the lock is certainly held,
+// on this process's monotonic clock: the clock reading taken before the
+// request was sent, plus the TTL, minus the drift allowance. Compare it
+// with time.Now() only (its wall clock reading is no guide). After a
+// successful Release it is the instant Release was called; once the lock is
+// known lost it is no later than the instant that was learnt.
+func (l *Lock) ValidUntil() time.Time {
+	return l.start.Add(time.Duration(l.until.Load()))
+}
+
+// setUntil sets ValidUntil to t.
+func (l *Lock) setUntil(t time.Time) { l.until.Store(int64(t.Sub(l.start))) }
+
+// endBy moves ValidUntil back to t if it is later.
+func (l *Lock) endBy(t time.Time) {
+	if t.Before(l.ValidUntil()) {
+		l.setUntil(t)
+	}
+}
+
+// lose marks the lock as lost at instant t and counts it. l.mu must be held.
+func (l *Lock) lose(t time.Time) {
+	if !l.done {
+		l.done = true
+		l.endBy(t)
+		l.c.stats.lost.Add(1)
+	}
+}
+
+// Extend resets the lock's lease to ttl from now, if the lock is still
+// held, and moves [Lock.ValidUntil] accordingly (which may move it earlier,
+// if ttl is shorter than what was left). The backend is asked only while
+// the lock is valid, and an extension counts only if the answer arrives
+// before the validity it was meant to prolong runs out: an extension that
+// comes too late proves nothing, so the lock is then released and treated as
+// lost.
+//
+// If the lock is no longer held (released, expired, or taken over), the
+// error matches [ErrNotHeld]. If the driver cannot extend leases, it
+// matches [errors.ErrUnsupported]. Any other error is the backend's: the
+// lock stays valid until ValidUntil, and Extend may be called again.
+func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
+	if err := checkTTL(ttl); err != nil {
+		return opError("extend", l.key, err)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case l.done:
+		return opError("extend", l.key, ErrNotHeld)
+	case l.c.closed.Load():
+		return opError("extend", l.key, ErrClosed)
+	case l.cn.extender == nil:
+		return opError("extend", l.key, fmt.Errorf("driver %T cannot extend leases: %w", l.cn.Conn, errors.ErrUnsupported))
+	}
+	deadline := l.ValidUntil()
+	start := time.Now()
+	if !start.Before(deadline) {
+		l.lose(deadline)
+		return opError("extend", l.key, fmt.Errorf("%w: its validity ran out", ErrNotHeld))
+	}
+	dctx, cancel := context.WithDeadline(ctx, deadline)
+	err := l.cn.extender.Extend(dctx, l.key, l.value, ttl)
+	cancel()
+	end := time.Now()
+	switch {
+	case err == nil && end.Before(deadline):
+		l.setUntil(start.Add(ttl - drift(ttl, l.drift)))
+		l.c.stats.extended.Add(1)
+		return nil
+	case err == nil:
+		// Extended, but too late to count: give the key back.
+		l.lose(deadline)
+		l.c.cleanup(ctx, l.cn, l.key, l.value)
+		return opError("extend", l.key, fmt.Errorf("%w: the extension came back after its validity ran out", ErrNotHeld))
+	case errors.Is(err, driver.ErrNotHeld):
+		l.lose(start)
+		return opError("extend", l.key, fmt.Errorf("%w: %w", ErrNotHeld, err))
+	case !end.Before(deadline):
+		l.lose(deadline)
+		return opError("extend", l.key, fmt.Errorf("%w: its validity ran out during the extension: %w", ErrNotHeld, err))
+	}
+	return opError("extend", l.key, err)
+}
+
+// Release releases the lock, so that others may take the key at once. If
+// the lock was no longer held (it expired, was taken over, or was already
+// released), the error matches [ErrNotHeld]. Any other error is the
+// backend's: the lock may still be held, and Release may be called again;
+// if it never succeeds, the lock expires by its TTL.
+func (l *Lock) Release(ctx context.Context) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.done {
+		return opError("release", l.key, ErrNotHeld)
+	}
+	if l.c.closed.Load() {
+		return opError("release", l.key, ErrClosed)
+	}
+	start := time.Now()
+	err := l.cn.Release(ctx, l.key, l.value)
+	switch {
+	case err == nil:
+		l.done = true
+		l.endBy(start)
+		l.c.stats.released.Add(1)
+		return nil
+	case errors.Is(err, driver.ErrNotHeld):
+		l.lose(start)
+		return opError("release", l.key, fmt.Errorf("%w: %w", ErrNotHeld, err))
+	}
+	return opError("release", l.key, err)
+}

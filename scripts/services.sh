@@ -1,0 +1,576 @@
+#!/usr/bin/env bash
+# scripts/services.sh - throwaway backing services for distlock tests.
+#
+# Usage: scripts/services.sh up|down|env|status
+#
+#   up      Start 5 independent redis-server instances (127.0.0.1:7001-7005)
+#           and a throwaway PostgreSQL cluster (127.0.0.1:55432, database
+#           "distlock", superuser "postgres", trust auth). Idempotent: servers
+#           that are already running are left alone, dead ones are restarted.
+#   down    Stop only what `up` started (by the PIDs in our pidfiles) and
+#           remove the state dir. Idempotent.
+#   env     Print `export NAME=value` lines for eval. Starts nothing.
+#   status  Print each server and whether it is up (exit 0 iff all are up).
+#
+# Everything lives under ${DISTLOCK_SERVICES_DIR:-/tmp/distlock-services}:
+#   redis-700N/{redis.pid,redis.log,launch.log}  one dir per redis (its cwd);
+#                                         fault tests may signal redis.pid
+#   postgres/{data/,postgres.log,initdb.log,.s.PGSQL.55432}
+# plus a lock file next to it (${DISTLOCK_SERVICES_DIR}.lock) serializing
+# concurrent up/down runs.
+#
+# The system instances on 6379/5432 are never touched: nothing is ever
+# stopped by name, only by a PID we recorded and verified to be ours.
+#
+# Knobs (environment):
+#   DISTLOCK_SERVICES_DIR      state dir (default /tmp/distlock-services)
+#   DISTLOCK_SERVICES_TIMEOUT  seconds to wait for servers (default 30)
+#   DISTLOCK_PG_BINDIR         force a PostgreSQL bin dir (must have initdb)
+set -euo pipefail
+
+readonly HOST=127.0.0.1
+readonly REDIS_PORTS=(7001 7002 7003 7004 7005)
+readonly PG_PORT=55432
+readonly PG_DB=distlock
+readonly PG_SUPERUSER=postgres
+readonly PG_PREFERRED_MAJOR=15
+readonly PG_FALLBACK_OS_USER=distlock # created only if no `postgres` OS user
+# MongoDB: a DISTLOCK_MONGODB_URI service will be added later. Put its port
+# here, a start_mongo/stop_mongo pair next to the postgres functions, and its
+# line in cmd_env / cmd_status (see the MONGODB markers below).
+
+STATE=${DISTLOCK_SERVICES_DIR:-/tmp/distlock-services}
+[[ $STATE == /* ]] || STATE=$PWD/$STATE
+STATE=${STATE%/}
+[[ -n $STATE ]] || { echo "services.sh: refusing to use / as state dir" >&2; exit 1; }
+readonly STATE
+readonly MARKER=$STATE/.distlock-services
+readonly LOCKFILE=$STATE.lock
+readonly PG_DIR=$STATE/postgres
+readonly PG_DATA=$PG_DIR/data
+readonly PG_LOG=$PG_DIR/postgres.log
+readonly TIMEOUT=${DISTLOCK_SERVICES_TIMEOUT:-30}
+
+readonly REDIS_ADDRS="$HOST:7001,$HOST:7002,$HOST:7003,$HOST:7004,$HOST:7005"
+readonly PG_DSN="postgres://$PG_SUPERUSER@$HOST:$PG_PORT/$PG_DB?sslmode=disable"
+
+PG_BINDIR=""
+PG_OS_USER=""
+
+log() { printf 'services.sh: %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+[[ $TIMEOUT =~ ^[1-9][0-9]*$ ]] || die "DISTLOCK_SERVICES_TIMEOUT must be a positive integer (got '$TIMEOUT')"
+
+usage() {
+	cat <<'EOF'
+usage: scripts/services.sh <command>
+
+commands:
+  up      start redis 127.0.0.1:7001-7005 and postgres 127.0.0.1:55432 (idempotent)
+  down    stop what `up` started and remove the state dir (idempotent)
+  env     print `export NAME=value` lines (eval "$(scripts/services.sh env)")
+  status  show whether each server is up (exit 0 iff all are up)
+EOF
+}
+
+# shell_quote VALUE: single-quote VALUE for safe eval (the DSN contains `?`).
+shell_quote() {
+	local s=$1
+	printf "'%s'" "${s//\'/\'\\\'\'}"
+}
+
+# ---------------------------------------------------------------- helpers --
+
+# port_open PORT: true if something accepts TCP connections on HOST:PORT.
+port_open() {
+	local fd
+	{ exec {fd}<>"/dev/tcp/$HOST/$1"; } 2>/dev/null || return 1
+	exec {fd}>&-
+}
+
+# who_listens PORT: best-effort description of the listener (for messages).
+who_listens() {
+	if command -v ss >/dev/null 2>&1; then
+		ss -Hltnp "sport = :$1" 2>/dev/null | head -n 3 || true
+	fi
+}
+
+# port_conflict PORT WHY: report a port held by someone else, then die.
+port_conflict() {
+	log "port $HOST:$1 is already in use by a process that is not ours ($2):"
+	who_listens "$1" >&2
+	die "refusing to touch it; free port $1 and retry (nothing was started)"
+}
+
+# pid_alive PID: PID exists and is not a zombie. (Daemons are orphans; in
+# containers whose PID 1 is slow to reap, an exited one lingers as a zombie
+# that `kill -0` still reports as alive.)
+pid_alive() {
+	local stat=""
+	[[ $1 =~ ^[0-9]+$ ]] && kill -0 "$1" 2>/dev/null || return 1
+	{ IFS= read -r stat <"/proc/$1/stat"; } 2>/dev/null || return 0
+	stat=${stat##*) }
+	[[ ${stat:0:1} != Z ]]
+}
+
+# pid_is_ours PID COMM DIR: PID is alive, runs COMM, and its cwd is DIR.
+# redis-server chdirs to its --dir and the postmaster to its data dir, so
+# this tells our processes apart from system ones and from reused PIDs.
+# (Helpers avoid $(...) on the hot path: every fork costs milliseconds.)
+pid_is_ours() {
+	local pid=$1 comm=$2 dir=$3 actual=""
+	pid_alive "$pid" || return 1
+	{ IFS= read -r actual <"/proc/$pid/comm"; } 2>/dev/null || return 1
+	[[ $actual == "$comm" ]] || return 1
+	[[ /proc/$pid/cwd -ef $dir ]]
+}
+
+# read_pid FILE: sets PID_READ to the first line of FILE if it is a number.
+PID_READ=""
+read_pid() {
+	PID_READ=""
+	if [[ -r $1 ]]; then
+		IFS= read -r PID_READ <"$1" || true
+	fi
+	[[ $PID_READ =~ ^[0-9]+$ ]] || PID_READ=""
+}
+
+# wait_pid_exit PID SECONDS: true once PID is gone.
+wait_pid_exit() {
+	local pid=$1 deadline=$((SECONDS + $2))
+	while pid_alive "$pid"; do
+		((SECONDS < deadline)) || return 1
+		sleep 0.05
+	done
+}
+
+print_log_tail() {
+	if [[ -s $1 ]]; then
+		log "last lines of $1:"
+		tail -n 25 "$1" >&2
+	else
+		log "(log $1 is empty or missing)"
+	fi
+}
+
+apt_install() {
+	[[ $EUID -eq 0 ]] || die "need to install $* but not running as root; install it and retry"
+	command -v apt-get >/dev/null 2>&1 || die "need to install $* but apt-get is not available"
+	log "installing $* with apt-get ..."
+	DEBIAN_FRONTEND=noninteractive apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >&2
+}
+
+# ------------------------------------------------------------------ redis --
+
+ensure_redis_binaries() {
+	if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-cli >/dev/null 2>&1; then
+		apt_install redis-server
+	fi
+	command -v redis-server >/dev/null 2>&1 || die "redis-server not found after install"
+	command -v redis-cli >/dev/null 2>&1 || die "redis-cli not found after install"
+}
+
+# redis_our_pid PORT: true (and OUR_PID set) if our pidfile for PORT names
+# a live redis-server running in our dir.
+OUR_PID=""
+redis_our_pid() {
+	local dir=$STATE/redis-$1
+	OUR_PID=""
+	read_pid "$dir/redis.pid"
+	[[ -n $PID_READ ]] && pid_is_ours "$PID_READ" redis-server "$dir" || return 1
+	OUR_PID=$PID_READ
+}
+
+# redis_ping PORT: RESP "PING" -> "+PONG" (same as `redis-cli -p PORT ping`,
+# but in-shell, so no fork; runs 5x on every `up`).
+redis_ping() {
+	local fd reply=""
+	{ exec {fd}<>"/dev/tcp/$HOST/$1"; } 2>/dev/null || return 1
+	trap '' PIPE # a peer that hangs up must not kill us
+	{ printf 'PING\r\n' >&"$fd"; } 2>/dev/null || true
+	IFS= read -r -t 2 reply <&"$fd" || true
+	trap - PIPE
+	exec {fd}>&-
+	[[ $reply == $'+PONG\r' ]]
+}
+
+# redis_start PORT: starts our redis on PORT unless it is already running.
+# Records in REDIS_LOG_OFFSET[PORT] where this start's log output begins
+# (empty if it was already running).
+declare -A REDIS_LOG_OFFSET=()
+redis_start() {
+	local port=$1 dir=$STATE/redis-$1 offset
+	REDIS_LOG_OFFSET[$port]=""
+	redis_our_pid "$port" && return 0
+	rm -f "$dir/redis.pid" # stale (dead, or PID reused by someone else)
+	port_open "$port" && port_conflict "$port" "no live pidfile in $dir"
+	mkdir -p "$dir"
+	offset=$(stat -c %s "$dir/redis.log" 2>/dev/null || echo 0)
+	# Errors before daemonizing (bad args) go to stderr -> launch.log; after
+	# that redis writes to redis.log. 9>&- : don't leak our lock fd to it.
+	if ! redis-server \
+		--bind "$HOST" --port "$port" \
+		--save "" --appendonly no \
+		--daemonize yes \
+		--pidfile "$dir/redis.pid" \
+		--logfile "$dir/redis.log" \
+		--dir "$dir" 9>&- </dev/null >"$dir/launch.log" 2>&1; then
+		print_log_tail "$dir/launch.log"
+		die "redis-server on port $port failed to start"
+	fi
+	REDIS_LOG_OFFSET[$port]=$offset
+}
+
+# redis_wait PORT: waits until our redis on PORT answers PING (sets OUR_PID).
+redis_wait() {
+	local port=$1 dir=$STATE/redis-$1 deadline offset
+	offset=${REDIS_LOG_OFFSET[$port]:-0}
+	deadline=$((SECONDS + TIMEOUT))
+	while :; do
+		redis_our_pid "$port" && redis_ping "$port" && return 0
+		# The daemon writes its pidfile only after binding; a failed bind
+		# logs "... aborting." instead, so don't sit out the whole timeout.
+		if [[ ! -e $dir/redis.pid ]] &&
+			tail -c "+$((offset + 1))" "$dir/redis.log" 2>/dev/null | grep -qE 'aborting|Fatal|FATAL'; then
+			break
+		fi
+		((SECONDS < deadline)) || break
+		sleep 0.05
+	done
+	print_log_tail "$dir/redis.log"
+	die "redis on $HOST:$port did not come up within ${TIMEOUT}s"
+}
+
+redis_stop() {
+	local port=$1 dir=$STATE/redis-$1 pid
+	[[ -d $dir ]] || return 0
+	if redis_our_pid "$port"; then
+		pid=$OUR_PID
+		kill -TERM "$pid" 2>/dev/null || true
+		kill -CONT "$pid" 2>/dev/null || true # in case a fault test SIGSTOPped it
+		if ! wait_pid_exit "$pid" 10; then
+			log "redis $port (pid $pid) ignored SIGTERM for 10s, sending SIGKILL"
+			kill -KILL "$pid" 2>/dev/null || true
+			wait_pid_exit "$pid" 5 || die "could not stop redis $port (pid $pid)"
+		fi
+		log "redis $HOST:$port stopped (pid $pid)"
+	fi
+	rm -f "$dir/redis.pid"
+}
+
+# --------------------------------------------------------------- postgres --
+
+# try_pg_bindir DIR: sets PG_BINDIR=DIR if it holds the tools we need.
+try_pg_bindir() {
+	local tool
+	[[ -n $1 ]] || return 1
+	for tool in initdb pg_ctl postgres pg_isready psql; do
+		[[ -x $1/$tool ]] || return 1
+	done
+	PG_BINDIR=$1
+}
+
+# find_pg_bindir: sets PG_BINDIR. Preference: $DISTLOCK_PG_BINDIR,
+# /usr/lib/postgresql/15/bin, `pg_config --bindir`, the newest
+# /usr/lib/postgresql/*/bin, then wherever `initdb` on PATH really lives.
+# (Debian's /usr/bin/psql etc. are pg_wrapper scripts; we call the real ones.)
+find_pg_bindir() {
+	local d
+	[[ -n $PG_BINDIR ]] && return 0
+	try_pg_bindir "${DISTLOCK_PG_BINDIR:-}" && return 0
+	[[ -z ${DISTLOCK_PG_BINDIR:-} ]] ||
+		die "DISTLOCK_PG_BINDIR=$DISTLOCK_PG_BINDIR lacks one of initdb pg_ctl postgres pg_isready psql"
+	try_pg_bindir "/usr/lib/postgresql/$PG_PREFERRED_MAJOR/bin" && return 0
+	if command -v pg_config >/dev/null 2>&1; then
+		try_pg_bindir "$(pg_config --bindir 2>/dev/null || true)" && return 0
+	fi
+	while IFS= read -r d; do
+		try_pg_bindir "$d" && return 0
+	done < <(compgen -G '/usr/lib/postgresql/*/bin' | sort -rV || true)
+	if d=$(command -v initdb 2>/dev/null); then
+		d=$(readlink -f "$d")
+		try_pg_bindir "${d%/*}" && return 0
+	fi
+	return 1
+}
+
+ensure_pg_binaries() {
+	find_pg_bindir && return 0
+	apt_install "postgresql-$PG_PREFERRED_MAJOR" || apt_install postgresql
+	find_pg_bindir || die "PostgreSQL binaries (initdb, pg_ctl, ...) not found even after apt-get install"
+}
+
+# pick_pg_os_user: PostgreSQL refuses to run as root. As root we run it as
+# the `postgres` OS user if it exists (Debian's packages create it), else as
+# a system user `distlock` that we create. Non-root: run as ourselves.
+pick_pg_os_user() {
+	if [[ $EUID -ne 0 ]]; then
+		PG_OS_USER=$(id -un)
+	elif id -u postgres >/dev/null 2>&1; then
+		PG_OS_USER=postgres
+	else
+		if ! id -u "$PG_FALLBACK_OS_USER" >/dev/null 2>&1; then
+			log "creating system user $PG_FALLBACK_OS_USER to run PostgreSQL"
+			useradd --system --no-create-home --home-dir /nonexistent \
+				--shell /usr/sbin/nologin "$PG_FALLBACK_OS_USER"
+		fi
+		PG_OS_USER=$PG_FALLBACK_OS_USER
+	fi
+}
+
+# as_user USER CMD...: run CMD as USER (directly if we already are USER).
+# Runs from / so the tools don't trip over an unreadable cwd; 9>&- keeps
+# the postmaster from inheriting our lock fd.
+as_user() {
+	local user=$1
+	shift
+	if [[ $EUID -eq 0 && $user != root ]]; then
+		(cd / && runuser -u "$user" -- "$@" 9>&-)
+	else
+		(cd / && "$@" 9>&-)
+	fi
+}
+
+# pg_our_pid: true (and OUR_PID set) if postmaster.pid names a live
+# postgres whose cwd is our data dir.
+pg_our_pid() {
+	OUR_PID=""
+	read_pid "$PG_DATA/postmaster.pid"
+	[[ -n $PID_READ ]] && pid_is_ours "$PID_READ" postgres "$PG_DATA" || return 1
+	OUR_PID=$PID_READ
+}
+
+pg_ready() {
+	"$PG_BINDIR/pg_isready" -q -h "$HOST" -p "$PG_PORT" -t 2
+}
+
+pg_psql() {
+	PGSSLMODE=disable PGCONNECT_TIMEOUT=5 "$PG_BINDIR/psql" -X -q -v ON_ERROR_STOP=1 \
+		"postgres://$PG_SUPERUSER@$HOST:$PG_PORT/postgres?sslmode=disable" "$@"
+}
+
+pg_init() {
+	[[ -f $PG_DIR/.initialized && -f $PG_DATA/PG_VERSION ]] && return 0
+	rm -rf "$PG_DATA" # half-done earlier attempt
+	log "initdb $PG_DATA (as OS user $PG_OS_USER, $PG_BINDIR)"
+	if ! as_user "$PG_OS_USER" "$PG_BINDIR/initdb" -D "$PG_DATA" -U "$PG_SUPERUSER" \
+		-A trust -E UTF8 --locale=C --no-sync >"$PG_DIR/initdb.log" 2>&1; then
+		print_log_tail "$PG_DIR/initdb.log"
+		die "initdb failed"
+	fi
+	cat >>"$PG_DATA/postgresql.conf" <<EOF
+
+# ---- added by scripts/services.sh (throwaway test cluster) ----
+listen_addresses = '$HOST'
+port = $PG_PORT
+unix_socket_directories = '$PG_DIR'
+fsync = off
+synchronous_commit = off
+full_page_writes = off
+EOF
+	: >"$PG_DIR/.initialized"
+}
+
+pg_start() {
+	pg_our_pid && return 0 # running (maybe still starting; pg_wait handles that)
+	port_open "$PG_PORT" && port_conflict "$PG_PORT" "no live postmaster.pid in $PG_DATA"
+	pick_pg_os_user
+	mkdir -p "$PG_DIR"
+	if [[ $EUID -eq 0 ]]; then
+		chown "$PG_OS_USER:" "$PG_DIR"
+		chmod 0755 "$PG_DIR"
+	fi
+	as_user "$PG_OS_USER" test -w "$PG_DIR" -a -x "$PG_DIR" ||
+		die "OS user $PG_OS_USER cannot write $PG_DIR; is every parent of $STATE traversable by it? (set DISTLOCK_SERVICES_DIR)"
+	pg_init
+	# A postmaster.pid whose PID now belongs to an unrelated process would
+	# make the postmaster refuse to start; ours is known to be dead here.
+	rm -f "$PG_DATA/postmaster.pid"
+	if ! as_user "$PG_OS_USER" "$PG_BINDIR/pg_ctl" start -D "$PG_DATA" -l "$PG_LOG" \
+		-w -t "$TIMEOUT" -s >/dev/null 2>&1; then
+		print_log_tail "$PG_LOG"
+		die "postgres on $HOST:$PG_PORT failed to start"
+	fi
+	read_pid "$PG_DATA/postmaster.pid"
+	log "postgres $HOST:$PG_PORT started (pid $PID_READ, OS user $PG_OS_USER)"
+}
+
+# pg_wait: waits until our postgres answers queries, then makes sure the
+# database exists. (One psql per try instead of pg_isready + psql: faster.)
+pg_wait() {
+	local deadline=$((SECONDS + TIMEOUT)) out=""
+	while :; do
+		if pg_our_pid && out=$(pg_psql -tAc "SELECT 1 FROM pg_database WHERE datname = '$PG_DB'" 2>&1); then
+			break
+		fi
+		if ((SECONDS >= deadline)) || ! pg_our_pid; then
+			[[ -z $out ]] || log "psql: $out"
+			print_log_tail "$PG_LOG"
+			die "postgres on $HOST:$PG_PORT did not come up within ${TIMEOUT}s"
+		fi
+		sleep 0.05
+	done
+	if [[ $out != 1 ]]; then
+		pg_psql -c "CREATE DATABASE $PG_DB" || die "could not create database $PG_DB"
+		log "created database $PG_DB"
+	fi
+}
+
+pg_stop() {
+	local pid owner
+	[[ -d $PG_DATA ]] || return 0
+	pg_our_pid || return 0
+	pid=$OUR_PID
+	owner=$(stat -c %U "$PG_DATA")
+	if ! find_pg_bindir ||
+		! as_user "$owner" "$PG_BINDIR/pg_ctl" stop -D "$PG_DATA" -m fast -w -t 30 -s >/dev/null 2>&1; then
+		if pid_is_ours "$pid" postgres "$PG_DATA"; then
+			log "pg_ctl stop failed; sending SIGQUIT (immediate shutdown) to postmaster $pid"
+			kill -QUIT "$pid" 2>/dev/null || true
+			kill -CONT "$pid" 2>/dev/null || true
+			wait_pid_exit "$pid" 10 || kill -KILL "$pid" 2>/dev/null || true
+		fi
+	fi
+	wait_pid_exit "$pid" 10 || die "could not stop postgres (pid $pid)"
+	log "postgres $HOST:$PG_PORT stopped (pid $pid)"
+}
+
+# --------------------------------------------------------------- commands --
+
+# with_lock: serialize concurrent up/down (e.g. parallel test runners).
+with_lock() {
+	if command -v flock >/dev/null 2>&1; then
+		[[ -d ${LOCKFILE%/*} ]] || mkdir -p "${LOCKFILE%/*}"
+		exec 9>>"$LOCKFILE"
+		flock -w $((TIMEOUT * 2)) 9 || die "timed out waiting for lock $LOCKFILE"
+	fi
+}
+
+# state_dir_is_ours: the state dir is absent, empty, or carries our marker.
+state_dir_is_ours() {
+	[[ ! -e $STATE ]] && return 0
+	[[ -d $STATE ]] || return 1
+	[[ -e $MARKER ]] && return 0
+	[[ -z $(ls -A "$STATE") ]]
+}
+
+cmd_up() {
+	local port
+	with_lock
+	state_dir_is_ours || die "$STATE exists and was not created by services.sh (no $MARKER); refusing to use it"
+	[[ -d $STATE ]] || mkdir -p "$STATE"
+	: >>"$MARKER"
+	ensure_redis_binaries
+	ensure_pg_binaries
+
+	# Preflight: refuse before starting anything if a port is held by a
+	# process that is not ours.
+	for port in "${REDIS_PORTS[@]}"; do
+		redis_our_pid "$port" || ! port_open "$port" ||
+			port_conflict "$port" "no live pidfile in $STATE/redis-$port"
+	done
+	pg_our_pid || ! port_open "$PG_PORT" ||
+		port_conflict "$PG_PORT" "no live postmaster.pid in $PG_DATA"
+
+	# Launch everything first, then wait. Postgres goes first: its start
+	# (initdb, pg_ctl -w) is the likeliest to fail, and then we have not
+	# started anything else. The redis daemons come up while we wait.
+	pg_start
+	for port in "${REDIS_PORTS[@]}"; do
+		redis_start "$port"
+	done
+	# MONGODB: start it here.
+
+	for port in "${REDIS_PORTS[@]}"; do
+		redis_wait "$port"
+		[[ -z ${REDIS_LOG_OFFSET[$port]} ]] || log "redis $HOST:$port started (pid $OUR_PID)"
+	done
+	pg_wait
+	# MONGODB: wait for it here.
+	log "all services up (state dir $STATE)"
+}
+
+cmd_down() {
+	local port
+	[[ -e $STATE ]] || return 0
+	with_lock
+	[[ -e $STATE ]] || return 0
+	state_dir_is_ours || die "$STATE was not created by services.sh (no $MARKER); not touching it"
+	# MONGODB: stop it here.
+	pg_stop
+	for port in "${REDIS_PORTS[@]}"; do
+		redis_stop "$port"
+	done
+	rm -rf -- "$STATE"
+	# $LOCKFILE is left in place on purpose: unlinking a lock file that a
+	# concurrent `up` may be waiting on would break the mutual exclusion.
+	log "all services down; removed $STATE"
+}
+
+cmd_env() {
+	printf 'export DISTLOCK_SERVICES_DIR=%s\n' "$(shell_quote "$STATE")"
+	printf 'export DISTLOCK_REDIS_ADDRS=%s\n' "$(shell_quote "$REDIS_ADDRS")"
+	printf 'export DISTLOCK_POSTGRES_DSN=%s\n' "$(shell_quote "$PG_DSN")"
+	# MONGODB: printf 'export DISTLOCK_MONGODB_URI=%s\n' "$(shell_quote "$MONGO_URI")"
+}
+
+cmd_status() {
+	local port all_up=1 state
+	for port in "${REDIS_PORTS[@]}"; do
+		if redis_our_pid "$port"; then
+			if redis_ping "$port"; then
+				state="up (pid $OUR_PID)"
+			else
+				state="NOT ANSWERING (pid $OUR_PID alive)"
+				all_up=0
+			fi
+		elif port_open "$port"; then
+			state="down (port taken by a process that is not ours)"
+			all_up=0
+		else
+			state="down"
+			all_up=0
+		fi
+		printf '%-10s %-16s %s\n' "redis" "$HOST:$port" "$state"
+	done
+	if pg_our_pid; then
+		if find_pg_bindir && pg_ready; then
+			state="up (pid $OUR_PID)"
+		else
+			state="NOT ANSWERING (pid $OUR_PID alive)"
+			all_up=0
+		fi
+	elif port_open "$PG_PORT"; then
+		state="down (port taken by a process that is not ours)"
+		all_up=0
+	else
+		state="down"
+		all_up=0
+	fi
+	printf '%-10s %-16s %s\n' "postgres" "$HOST:$PG_PORT" "$state"
+	# MONGODB: report it here.
+	((all_up))
+}
+
+main() {
+	if [[ $# -ne 1 ]]; then
+		usage >&2
+		exit 2
+	fi
+	case $1 in
+	up) cmd_up ;;
+	down) cmd_down ;;
+	env) cmd_env ;;
+	status) cmd_status ;;
+	-h | --help | help) usage ;;
+	*)
+		log "unknown command: $1"
+		usage >&2
+		exit 2
+		;;
+	esac
+}
+
+main "$@"
