@@ -31,6 +31,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"log/slog"
 	"math"
 	"strings"
 	"sync"
@@ -38,6 +39,7 @@ import (
 	"time"
 
 	"github.com/distlock/lock"
+	"github.com/distlock/lock/driver"
 )
 
 // Harness is what a driver hands to [Run].
@@ -61,6 +63,13 @@ type Harness struct {
 	// TTL is the short lease the suite uses where it waits for expiry. It
 	// must be well above the backend's round trip; zero means 250ms.
 	TTL time.Duration
+
+	// NewConn, if set, opens a raw driver connection to the same backend,
+	// which the suite closes. It lets the suite check the promises that the
+	// core's own checks hide from the portable API: that the driver refuses
+	// to extend a lease for a value that does not hold it, and never revives
+	// an expired lease.
+	NewConn func(t *testing.T) driver.Conn
 }
 
 // Run runs the conformance suite as subtests of t.
@@ -96,6 +105,8 @@ func Run(t *testing.T, h Harness) {
 		{"Contention_manyKeys", s.contentionManyKeys},
 		{"Stats", s.stats},
 		{"Close", s.close},
+		{"Driver_ownership", s.driverOwnership},
+		{"Driver_noRevival", s.driverNoRevival},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -119,6 +130,7 @@ func (s *suite) client(t *testing.T) *lock.Client {
 		t.Fatal("conformance: Harness.NewClient returned nil")
 	}
 	t.Cleanup(func() { c.Close() })
+	c.SetLogger(slog.New(slog.NewTextHandler(t.Output(), nil)))
 	return c
 }
 
@@ -739,4 +751,80 @@ func (s *suite) close(t *testing.T) {
 	}
 	// Closing a client does not release its locks: they expire.
 	assertHeld(t, ctx, s.client(t), k, "its holder closed its client without releasing it")
+}
+
+// conn returns a raw driver connection that is closed when the test ends,
+// or skips the test if the harness has none.
+func (s *suite) conn(t *testing.T) driver.Conn {
+	t.Helper()
+	if s.h.NewConn == nil {
+		t.Skip("the harness gives no raw driver connection (Harness.NewConn)")
+	}
+	c := s.h.NewConn(t)
+	if c == nil {
+		t.Fatal("conformance: Harness.NewConn returned nil")
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func (s *suite) driverOwnership(t *testing.T) {
+	ctx := ctxFor(t)
+	c := s.conn(t)
+	k := key(t, "")
+	if _, err := c.Acquire(ctx, k, "holder", s.h.TTL); err != nil {
+		t.Fatalf("Acquire: %v", err)
+	}
+	if _, err := c.Acquire(ctx, k, "other", s.h.TTL); !errors.Is(err, driver.ErrHeld) {
+		t.Fatalf("Acquire of a held key = %v, want an error matching driver.ErrHeld", err)
+	}
+	if err := c.Release(ctx, k, "other"); !errors.Is(err, driver.ErrNotHeld) {
+		t.Errorf("Release by a value that does not hold the key = %v, want an error matching driver.ErrNotHeld", err)
+	}
+	if ext, ok := c.(driver.Extender); ok {
+		if err := ext.Extend(ctx, k, "other", time.Hour); !errors.Is(err, driver.ErrNotHeld) {
+			t.Errorf("Extend by a value that does not hold the key = %v, want an error matching driver.ErrNotHeld", err)
+		}
+	}
+	if _, err := c.Acquire(ctx, k, "third", s.h.TTL); !errors.Is(err, driver.ErrHeld) {
+		t.Fatalf("Acquire after a non-holder's Release = %v, want an error matching driver.ErrHeld", err)
+	}
+	// The holder's lease must run out on its own schedule, not an hour later.
+	deadline := time.Now().Add(s.h.TTL * 8)
+	for {
+		_, err := c.Acquire(ctx, k, "fourth", s.h.TTL)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, driver.ErrHeld) {
+			t.Fatalf("Acquire: %v", err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the holder's lease outlived its TTL: a non-holder's Extend extended it")
+		}
+		time.Sleep(s.h.TTL / 10)
+	}
+	if err := c.Release(ctx, k, "fourth"); err != nil {
+		t.Errorf("Release by the holder: %v", err)
+	}
+}
+
+func (s *suite) driverNoRevival(t *testing.T) {
+	ctx := ctxFor(t)
+	c := s.conn(t)
+	ext, ok := c.(driver.Extender)
+	if !ok {
+		t.Skip("the driver cannot extend leases")
+	}
+	k := key(t, "")
+	if _, err := c.Acquire(ctx, k, "holder", s.h.TTL); err != nil {
+		t.Fatalf("Acquire: %v", err)
+	}
+	time.Sleep(s.h.TTL * 2)
+	if err := ext.Extend(ctx, k, "holder", time.Hour); !errors.Is(err, driver.ErrNotHeld) {
+		t.Errorf("Extend of an expired lease = %v, want an error matching driver.ErrNotHeld", err)
+	}
+	if _, err := c.Acquire(ctx, k, "next", s.h.TTL); err != nil {
+		t.Errorf("Acquire after a refused Extend of an expired lease = %v: it was revived", err)
+	}
 }

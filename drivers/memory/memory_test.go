@@ -5,6 +5,7 @@ import (
 
 	"github.com/distlock/lock"
 	"github.com/distlock/lock/conformance"
+	"github.com/distlock/lock/driver"
 	"github.com/distlock/lock/drivers/memory"
 )
 
@@ -12,9 +13,16 @@ func TestConformance(t *testing.T) {
 	store := memory.New()
 	conformance.Run(t, conformance.Harness{
 		NewClient: func(t *testing.T) *lock.Client { return lock.OpenConnector(store) },
-		Fencing:   true,
-		Extend:    true,
-		Wakeups:   true,
+		NewConn: func(t *testing.T) driver.Conn {
+			c, err := store.Connect(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c
+		},
+		Fencing: true,
+		Extend:  true,
+		Wakeups: true,
 	})
 }
 
