@@ -1,0 +1,42 @@
+// Package testenv tells tests where the real servers started by
+// scripts/services.sh are. A test that needs a server calls one of its
+// functions: without the server's variable the test is skipped with a
+// message saying how to start the servers, except under CI (the CI
+// variable is set), where a missing server is a failure.
+package testenv
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+const howTo = "start the test servers with `scripts/services.sh up && eval \"$(scripts/services.sh env)\"`, or run `make test`"
+
+// Lookup returns the value of the environment variable name, skipping the
+// test (or failing it under CI) if it is unset.
+func Lookup(t testing.TB, name string) string {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s is not set, and CI is: the test servers must be running (%s)", name, howTo)
+		}
+		t.Skipf("%s is not set: %s", name, howTo)
+	}
+	return v
+}
+
+// RedisAddrs returns the addresses (host:port) of the independent Redis
+// servers, from DISTLOCK_REDIS_ADDRS.
+func RedisAddrs(t testing.TB) []string {
+	t.Helper()
+	return strings.Split(Lookup(t, "DISTLOCK_REDIS_ADDRS"), ",")
+}
+
+// PostgresDSN returns the PostgreSQL test database's URL, from
+// DISTLOCK_POSTGRES_DSN.
+func PostgresDSN(t testing.TB) string {
+	t.Helper()
+	return Lookup(t, "DISTLOCK_POSTGRES_DSN")
+}
