@@ -2,6 +2,7 @@ package lock
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 )
@@ -71,6 +72,16 @@ func (e *Error) Error() string {
 
 // Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }
+
+// translate turns a driver's error matching the driver's sentinel into one
+// matching ours, keeping the driver's error reachable when it says more
+// than the sentinel.
+func translate(err, driverSentinel, ours error) error {
+	if err == driverSentinel {
+		return ours
+	}
+	return fmt.Errorf("%w: %w", ours, err)
+}
 
 func opError(op, key string, err error) error {
 	return &Error{Op: op, Key: key, Err: err}

@@ -360,12 +360,7 @@ func (c *Client) attempt(ctx context.Context, cn *conn, key string, o *options) 
 	if err != nil {
 		if errors.Is(err, driver.ErrHeld) {
 			c.stats.contended.Add(1)
-			if err != driver.ErrHeld {
-				err = fmt.Errorf("%w: %w", ErrNotAcquired, err)
-			} else {
-				err = ErrNotAcquired
-			}
-			return nil, opError("acquire", key, err)
+			return nil, opError("acquire", key, translate(err, driver.ErrHeld, ErrNotAcquired))
 		}
 		c.stats.failed.Add(1)
 		c.cleanup(ctx, cn, key, value)

@@ -134,7 +134,7 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 		return opError("extend", l.key, fmt.Errorf("%w: the extension came back after its validity ran out", ErrNotHeld))
 	case errors.Is(err, driver.ErrNotHeld):
 		l.lose(start)
-		return opError("extend", l.key, fmt.Errorf("%w: %w", ErrNotHeld, err))
+		return opError("extend", l.key, translate(err, driver.ErrNotHeld, ErrNotHeld))
 	case !end.Before(deadline):
 		l.lose(deadline)
 		return opError("extend", l.key, fmt.Errorf("%w: its validity ran out during the extension: %w", ErrNotHeld, err))
@@ -166,7 +166,7 @@ func (l *Lock) Release(ctx context.Context) error {
 		return nil
 	case errors.Is(err, driver.ErrNotHeld):
 		l.lose(start)
-		return opError("release", l.key, fmt.Errorf("%w: %w", ErrNotHeld, err))
+		return opError("release", l.key, translate(err, driver.ErrNotHeld, ErrNotHeld))
 	}
 	return opError("release", l.key, err)
 }
