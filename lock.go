@@ -263,21 +263,27 @@ func (c *Client) Close() error {
 // ended the wait, ctx's error as well. A failed or cancelled acquisition
 // leaves nothing held.
 func (c *Client) Acquire(ctx context.Context, key string, opts ...Option) (*Lock, error) {
-	return c.acquire(ctx, key, opts, true)
+	o, err := apply(key, opts)
+	if err != nil {
+		return nil, opError("acquire", key, err)
+	}
+	return c.acquire(ctx, key, &o, true)
 }
 
 // TryAcquire makes exactly one attempt to acquire the lock on key. If
 // someone else holds it, the error matches [ErrNotAcquired]; any other error
 // means the attempt could not be made or completed, and leaves nothing held.
 func (c *Client) TryAcquire(ctx context.Context, key string, opts ...Option) (*Lock, error) {
-	return c.acquire(ctx, key, opts, false)
-}
-
-func (c *Client) acquire(ctx context.Context, key string, opts []Option, wait bool) (*Lock, error) {
 	o, err := apply(key, opts)
 	if err != nil {
 		return nil, opError("acquire", key, err)
 	}
+	return c.acquire(ctx, key, &o, false)
+}
+
+// acquire acquires key with checked options: once, or waiting as o.retry
+// says.
+func (c *Client) acquire(ctx context.Context, key string, o *options, wait bool) (*Lock, error) {
 	if c.closed.Load() {
 		return nil, opError("acquire", key, ErrClosed)
 	}
@@ -296,7 +302,7 @@ func (c *Client) acquire(ctx context.Context, key string, opts []Option, wait bo
 	}()
 	var last error // the cause of the last attempt that the context did not end
 	for attempt := 1; ; attempt++ {
-		l, err := c.attempt(ctx, cn, key, &o)
+		l, err := c.attempt(ctx, cn, key, o)
 		if err == nil || !wait {
 			return l, err
 		}
