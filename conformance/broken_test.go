@@ -21,42 +21,93 @@ import (
 // child process, must fail, and fail in the case that guards that promise.
 
 // variants maps a broken driver's name to the cases that must catch it.
-// The intact variant is the control: the wrapper alone breaks nothing.
+// The intact variants are the controls: the wrappers alone break nothing.
 var variants = map[string]struct {
-	wrap   func(inner driver.Conn) driver.Conn
-	caught []string
+	harness func(t *testing.T) conformance.Harness
+	caught  []string
 }{
 	"intact": {
-		wrap: func(in driver.Conn) driver.Conn { return base{in} },
+		harness: memoryHarness(func(in driver.Conn) driver.Conn { return base{in} }),
 	},
 	"noMutualExclusion": {
-		wrap:   func(in driver.Conn) driver.Conn { return noExclusion{base{in}} },
-		caught: []string{"TryAcquire_held", "Contention_oneKey", "Contention_manyKeys"},
+		harness: memoryHarness(func(in driver.Conn) driver.Conn { return noExclusion{base{in}} }),
+		caught:  []string{"TryAcquire_held", "Contention_oneKey", "Contention_manyKeys"},
 	},
 	"neverExpires": {
-		wrap:   func(in driver.Conn) driver.Conn { return neverExpires{base{in}} },
-		caught: []string{"Expiry_vanishedHolder", "Driver_ownership"},
+		harness: memoryHarness(func(in driver.Conn) driver.Conn { return neverExpires{base{in}} }),
+		caught:  []string{"Expiry_vanishedHolder", "Driver_ownership"},
 	},
 	"revivesExpired": {
-		wrap:   func(in driver.Conn) driver.Conn { return revivesExpired{base{in}} },
-		caught: []string{"Driver_noRevival"},
+		harness: memoryHarness(func(in driver.Conn) driver.Conn { return revivesExpired{base{in}} }),
+		caught:  []string{"Driver_noRevival"},
 	},
 	"releasesAnyone": {
-		wrap:   func(in driver.Conn) driver.Conn { return releasesAnyone{base{in}} },
-		caught: []string{"Release_notOwner"},
+		harness: memoryHarness(func(in driver.Conn) driver.Conn { return releasesAnyone{base{in}} }),
+		caught:  []string{"Release_notOwner"},
 	},
 	"extendsAnyone": {
-		wrap:   func(in driver.Conn) driver.Conn { return extendsAnyone{base{in}} },
-		caught: []string{"Driver_ownership"},
+		harness: memoryHarness(func(in driver.Conn) driver.Conn { return extendsAnyone{base{in}} }),
+		caught:  []string{"Driver_ownership"},
 	},
 	"staleTokens": {
-		wrap:   func(in driver.Conn) driver.Conn { return staleTokens{base{in}} },
-		caught: []string{"Tokens_increase", "Contention_oneKey"},
+		harness: memoryHarness(func(in driver.Conn) driver.Conn { return staleTokens{base{in}} }),
+		caught:  []string{"Tokens_increase", "Contention_oneKey"},
 	},
 	"silentReleases": {
-		wrap:   func(in driver.Conn) driver.Conn { return silentReleases{base{in}} },
-		caught: []string{"Acquire_waitsForRelease"},
+		harness: memoryHarness(func(in driver.Conn) driver.Conn { return silentReleases{base{in}} }),
+		caught:  []string{"Acquire_waitsForRelease"},
 	},
+	"quorumIntact": {
+		harness: func(t *testing.T) conformance.Harness { return quorumHarness(t, quorumConfig{nodes: 5}) },
+	},
+	"quorumOfOne": {
+		harness: func(t *testing.T) conformance.Harness { return quorumHarness(t, quorumConfig{nodes: 5, quorum: 1}) },
+		caught:  []string{"Faults_majorityKilled", "Faults_majorityHung", "Contention_oneKey"},
+	},
+	"quorumSlowNodes": {
+		harness: func(t *testing.T) conformance.Harness {
+			return quorumHarness(t, quorumConfig{nodes: 5, nodeTimeout: time.Second})
+		},
+		caught: []string{"Faults_majorityHung"},
+	},
+	"quorumWaitsForAll": {
+		harness: func(t *testing.T) conformance.Harness {
+			return quorumHarness(t, quorumConfig{nodes: 5, nodeTimeout: time.Second, waitAll: true})
+		},
+		caught: []string{"Faults_minorityHung"},
+	},
+	"quorumHeldWhenDown": {
+		harness: func(t *testing.T) conformance.Harness {
+			return quorumHarness(t, quorumConfig{nodes: 5, heldWhenDown: true})
+		},
+		caught: []string{"Faults_majorityKilled", "Faults_majorityHung"},
+	},
+	"quorumNoCleanup": {
+		harness: func(t *testing.T) conformance.Harness {
+			return quorumHarness(t, quorumConfig{nodes: 5, noCleanup: true})
+		},
+		caught: []string{"Faults_majorityKilled"},
+	},
+}
+
+// memoryHarness is the harness of the memory driver with wrap around it.
+func memoryHarness(wrap func(driver.Conn) driver.Conn) func(t *testing.T) conformance.Harness {
+	return func(t *testing.T) conformance.Harness {
+		bc := brokenConnector{memory.New(), wrap}
+		return conformance.Harness{
+			NewClient: func(t *testing.T) *lock.Client { return lock.OpenConnector(bc) },
+			NewConn: func(t *testing.T) driver.Conn {
+				c, err := bc.Connect(t.Context())
+				if err != nil {
+					t.Fatal(err)
+				}
+				return c
+			},
+			Fencing: true,
+			Extend:  true,
+			Wakeups: true,
+		}
+	}
 }
 
 const variantEnv = "DISTLOCK_BROKEN_VARIANT"
@@ -72,21 +123,7 @@ func TestBrokenDriver(t *testing.T) {
 	if !ok {
 		t.Fatalf("unknown variant %q", name)
 	}
-	store := memory.New()
-	bc := brokenConnector{store, v.wrap}
-	conformance.Run(t, conformance.Harness{
-		NewClient: func(t *testing.T) *lock.Client { return lock.OpenConnector(bc) },
-		NewConn: func(t *testing.T) driver.Conn {
-			c, err := bc.Connect(t.Context())
-			if err != nil {
-				t.Fatal(err)
-			}
-			return c
-		},
-		Fencing: true,
-		Extend:  true,
-		Wakeups: true,
-	})
+	conformance.Run(t, v.harness(t))
 }
 
 func TestSuiteCatchesBrokenDrivers(t *testing.T) {
@@ -96,7 +133,13 @@ func TestSuiteCatchesBrokenDrivers(t *testing.T) {
 	for name, v := range variants {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestBrokenDriver$", "-test.v", "-test.timeout=2m")
+			// A control runs the whole suite; a broken variant only the
+			// cases that must catch it.
+			run := "^TestBrokenDriver$"
+			if v.caught != nil {
+				run += "/^(" + strings.Join(v.caught, "|") + ")$"
+			}
+			cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run="+run, "-test.v", "-test.timeout=2m")
 			cmd.Env = append(os.Environ(), variantEnv+"="+name)
 			out, err := cmd.CombinedOutput()
 			if v.caught == nil {

@@ -70,6 +70,13 @@ type Harness struct {
 	// to extend a lease for a value that does not hold it, and never revives
 	// an expired lease.
 	NewConn func(t *testing.T) driver.Conn
+
+	// Faults, if set, lets the suite kill, hang and restart the nodes of a
+	// quorum driver's backend, and adds the fault cases: a broken minority
+	// must neither stop nor slow down acquire and release; a broken majority
+	// must make attempts fail within Harness.TTL with an error that does not
+	// match lock.ErrNotAcquired, leaving nothing held on the other nodes.
+	Faults Faults
 }
 
 // Run runs the conformance suite as subtests of t.
@@ -82,10 +89,12 @@ func Run(t *testing.T, h Harness) {
 		h.TTL = 250 * time.Millisecond
 	}
 	s := &suite{h: h}
-	cases := []struct {
-		name string
-		run  func(*testing.T)
-	}{
+	// Fault cases break the shared backend: they run first, one at a time,
+	// while the parallel cases wait for Run to return.
+	for _, c := range s.faultCases() {
+		t.Run(c.name, c.run)
+	}
+	cases := []testCase{
 		{"AcquireRelease", s.acquireRelease},
 		{"TryAcquire_held", s.tryAcquireHeld},
 		{"Release_notOwner", s.releaseNotOwner},
@@ -117,6 +126,11 @@ func Run(t *testing.T, h Harness) {
 }
 
 type suite struct{ h Harness }
+
+type testCase struct {
+	name string
+	run  func(*testing.T)
+}
 
 // timeout bounds every wait of a case, so that a broken driver fails a case
 // instead of hanging the suite.
