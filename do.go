@@ -26,7 +26,7 @@ const releaseTimeout = 5 * time.Second
 // matches [ErrLost] too, even if fn returned nil, since fn's work may not
 // have been protected to the end. A failure to release is logged, not
 // returned: the lock then expires by its TTL.
-func (c *Client) Do(ctx context.Context, key string, fn func(context.Context) error, opts ...Option) error {
+func (c *Client) Do(ctx context.Context, key string, fn func(context.Context) error, opts ...Option) (err error) {
 	if fn == nil {
 		return opError("do", key, fmt.Errorf("%w: nil function", ErrInvalidOption))
 	}
@@ -48,25 +48,27 @@ func (c *Client) Do(ctx context.Context, key string, fn func(context.Context) er
 		defer close(kept)
 		c.keep(kctx, l, o.ttl, cancel)
 	}()
-
-	err = fn(fctx)
-
-	stop()
-	<-kept
-	lost := context.Cause(fctx)
-	if !errors.Is(lost, ErrLost) {
-		lost = nil
-	}
-	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
-	defer rcancel()
-	if rerr := l.Release(rctx); rerr != nil && lost == nil {
-		c.log().WarnContext(ctx, "lock: release after Do failed; the key stays held until its TTL runs out",
-			"key", key, "err", rerr)
-	}
-	if lost != nil {
-		return opError("do", key, errors.Join(lost, err))
-	}
-	return err
+	// Deferred, so that a panicking fn does not leave the lock extended
+	// forever: the keeper stops and the lock is released as the panic
+	// goes up.
+	defer func() {
+		stop()
+		<-kept
+		lost := context.Cause(fctx)
+		if !errors.Is(lost, ErrLost) {
+			lost = nil
+		}
+		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+		defer rcancel()
+		if rerr := l.Release(rctx); rerr != nil && lost == nil {
+			c.log().WarnContext(ctx, "lock: release after Do failed; the key stays held until its TTL runs out",
+				"key", key, "err", rerr)
+		}
+		if lost != nil {
+			err = opError("do", key, errors.Join(lost, err))
+		}
+	}()
+	return fn(fctx)
 }
 
 // keep extends l in the background while Do's function runs, until ctx is

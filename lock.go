@@ -337,7 +337,10 @@ func gaveUp(ctx context.Context, key string, last error) error {
 	if errors.As(last, &e) {
 		last = e.Err
 	}
-	return opError("acquire", key, fmt.Errorf("%w (last attempt: %w)", context.Cause(ctx), last))
+	if cause := context.Cause(ctx); cause != ctx.Err() {
+		return opError("acquire", key, fmt.Errorf("%w: %w (last attempt: %w)", ctx.Err(), cause, last))
+	}
+	return opError("acquire", key, fmt.Errorf("%w (last attempt: %w)", ctx.Err(), last))
 }
 
 // sleep waits for d, for a release announced on w (if not nil), or for ctx
@@ -390,14 +393,17 @@ func (c *Client) attempt(ctx context.Context, cn *conn, key string, o *options) 
 const cleanupTimeout = 2 * time.Second
 
 // cleanup releases key if value holds it, under its own timeout, since
-// ctx may be the reason the acquisition failed.
-func (c *Client) cleanup(ctx context.Context, cn *conn, key, value string) {
+// ctx may be the reason the operation failed. It returns nil once value
+// surely does not hold key.
+func (c *Client) cleanup(ctx context.Context, cn *conn, key, value string) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	if err := cn.Release(ctx, key, value); err != nil && !errors.Is(err, driver.ErrNotHeld) {
-		c.log().WarnContext(ctx, "lock: cleanup of a failed acquisition failed; the key stays held until its TTL runs out",
-			"key", key, "err", err)
+	err := cn.Release(ctx, key, value)
+	if err == nil || errors.Is(err, driver.ErrNotHeld) {
+		return nil
 	}
+	c.log().WarnContext(ctx, "lock: cleanup failed; the key may stay held until its TTL runs out", "key", key, "err", err)
+	return err
 }
 
 // Stats returns the client's counters since it was opened.

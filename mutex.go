@@ -42,8 +42,9 @@ type Lock struct {
 
 	until atomic.Int64 // ValidUntil, as nanoseconds after start
 
-	mu   sync.Mutex // serialises Extend and Release
-	done bool       // released, or known to be lost; guarded by mu
+	mu   sync.Mutex // serialises Extend and Release, and guards:
+	done bool       // released, or known not to be held by the backend
+	lost bool       // known lost (and counted in Stats.Lost)
 }
 
 // Key returns the key the lock is held on.
@@ -77,12 +78,23 @@ func (l *Lock) endBy(t time.Time) {
 	}
 }
 
-// lose marks the lock as lost at instant t and counts it. l.mu must be held.
+// lose marks the lock as lost at instant t, counting it once. l.mu must
+// be held.
 func (l *Lock) lose(t time.Time) {
-	if !l.done {
-		l.done = true
-		l.endBy(t)
+	l.endBy(t)
+	if !l.lost {
+		l.lost = true
 		l.c.stats.lost.Add(1)
+	}
+}
+
+// abandon gives back a lock that is lost but may still be held by the
+// backend (an extension that landed too late, or whose answer never came),
+// so that nobody waits a whole TTL for a key that nobody holds. l.mu must
+// be held.
+func (l *Lock) abandon(ctx context.Context) {
+	if l.c.cleanup(ctx, l.cn, l.key, l.value) == nil {
+		l.done = true
 	}
 }
 
@@ -130,13 +142,16 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 	case err == nil:
 		// Extended, but too late to count: give the key back.
 		l.lose(deadline)
-		l.c.cleanup(ctx, l.cn, l.key, l.value)
+		l.abandon(ctx)
 		return opError("extend", l.key, fmt.Errorf("%w: the extension came back after its validity ran out", ErrNotHeld))
 	case errors.Is(err, driver.ErrNotHeld):
 		l.lose(start)
+		l.done = true
 		return opError("extend", l.key, translate(err, driver.ErrNotHeld, ErrNotHeld))
 	case !end.Before(deadline):
+		// The extension may have landed: give the key back.
 		l.lose(deadline)
+		l.abandon(ctx)
 		return opError("extend", l.key, fmt.Errorf("%w: its validity ran out during the extension: %w", ErrNotHeld, err))
 	}
 	return opError("extend", l.key, err)
@@ -144,7 +159,9 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 
 // Release releases the lock, so that others may take the key at once. If
 // the lock was no longer held (it expired, was taken over, or was already
-// released), the error matches [ErrNotHeld]. Any other error is the
+// released), the error matches [ErrNotHeld]. A lock past its ValidUntil
+// whose lease the backend still keeps (the drift allowance makes that
+// common) is released as usual. Any other error is the
 // backend's: the lock may still be held, and Release may be called again;
 // if it never succeeds, the lock expires by its TTL.
 func (l *Lock) Release(ctx context.Context) error {
@@ -166,6 +183,7 @@ func (l *Lock) Release(ctx context.Context) error {
 		return nil
 	case errors.Is(err, driver.ErrNotHeld):
 		l.lose(start)
+		l.done = true
 		return opError("release", l.key, translate(err, driver.ErrNotHeld, ErrNotHeld))
 	}
 	return opError("release", l.key, err)

@@ -92,8 +92,8 @@ type Conn interface {
 	// The lease must start no earlier than the call: the core computes
 	// validity from a clock reading taken before calling Acquire.
 	//
-	// If Acquire returns any error, the core assumes the key may have been
-	// set anyway (a reply lost on the network) and calls Release with the same
+	// If Acquire returns an error other than ErrHeld, the core assumes the
+	// key may have been set anyway (a reply lost on the network) and calls Release with the same
 	// value, so a driver need not clean up after itself on error; a quorum
 	// driver still cleans up the nodes it locked when it fails.
 	Acquire(ctx context.Context, key, value string, ttl time.Duration) (Lease, error)
