@@ -25,7 +25,9 @@ type Faults interface {
 	Hang(t *testing.T, i int)
 
 	// Restart brings node i back and waits until it answers: a killed node
-	// restarts empty, a hung one resumes with its data.
+	// restarts empty, a hung one resumes with its data. Restarting a node
+	// that is up does nothing. The suite resumes hung nodes before it
+	// restarts killed ones.
 	Restart(t *testing.T, i int)
 }
 
@@ -120,7 +122,12 @@ func (s *suite) majority(t *testing.T, fault func(*testing.T, int)) {
 	// of them down again, so that a quorum needs every node that stayed up:
 	// any key the failed attempts left on those makes the acquisition fail.
 	for i := 0; i < broken; i++ {
+		s.h.Faults.Restart(t, i) // first, so that no node is hung while others restart
+	}
+	for i := 0; i < broken; i++ {
 		s.h.Faults.Kill(t, i)
+	}
+	for i := 0; i < broken; i++ {
 		s.h.Faults.Restart(t, i)
 	}
 	for i := 0; i < (n-1)/2; i++ {

@@ -1,0 +1,228 @@
+// Package goredis is the Redlock driver over go-redis v9
+// (github.com/redis/go-redis/v9), registered as "goredis". The algorithm,
+// its guarantees and its advice on restarts are in package
+// [github.com/distlock/lock/drivers/redlock].
+//
+//	import _ "github.com/distlock/lock/drivers/goredis"
+//
+//	c, err := lock.Open("goredis", "redis://10.0.0.1:6379,redis://10.0.0.2:6379,redis://10.0.0.3:6379")
+//
+// The DSN is a comma-separated list of redis:// or rediss:// (TLS) URLs,
+// one per independent master, in go-redis's URL syntax (user, password,
+// database number and go-redis options as query parameters). One URL is the
+// single-instance lock. The algorithm's own parameters (node_timeout,
+// fencing, key_prefix; see redlock.ParseDSN) may be added to any URL.
+//
+// Clients built from a DSN respect context deadlines (so that the per-node
+// timeout bounds every request) and make no retries of their own (the
+// algorithm makes exactly one attempt per node per round), unless the URL
+// sets max_retries. [New] takes clients you built, for instance failover or
+// cluster clients; give them ContextTimeoutEnabled: true.
+package goredis
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/distlock/lock"
+	"github.com/distlock/lock/driver"
+	"github.com/distlock/lock/drivers/redlock"
+)
+
+func init() {
+	lock.Register("goredis", Driver{})
+}
+
+// Driver is the goredis driver, registered as "goredis".
+type Driver struct{}
+
+var _ driver.DriverContext = Driver{}
+
+// Open returns a connection to the nodes dsn lists.
+func (d Driver) Open(dsn string) (driver.Conn, error) {
+	c, err := d.OpenConnector(dsn)
+	if err != nil {
+		return nil, err
+	}
+	return c.Connect(context.Background())
+}
+
+// OpenConnector parses dsn; it does not contact the nodes.
+func (Driver) OpenConnector(dsn string) (driver.Connector, error) {
+	urls, opts, err := redlock.ParseDSN(dsn)
+	if err != nil {
+		return nil, err
+	}
+	c := &connector{opts: opts}
+	for i, raw := range urls {
+		o, err := redis.ParseURL(raw)
+		if err != nil {
+			return nil, fmt.Errorf("goredis: URL #%d of the DSN: %w", i+1, err)
+		}
+		o.ContextTimeoutEnabled = true
+		// One attempt per request: the algorithm decides what to retry.
+		q := query(raw)
+		if !q.Has("max_retries") {
+			o.MaxRetries = -1
+		}
+		if !q.Has("dialer_retries") {
+			o.DialerRetries = 1
+		}
+		c.clients = append(c.clients, o)
+	}
+	return c, nil
+}
+
+// query returns the query parameters of a URL that has been parsed before.
+func query(raw string) url.Values {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil
+	}
+	return u.Query()
+}
+
+// connector builds new clients at each Connect, and the connection owns
+// them.
+type connector struct {
+	clients []*redis.Options
+	opts    []redlock.Option
+}
+
+func (c *connector) Connect(context.Context) (driver.Conn, error) {
+	nodes := make([]redlock.Node, len(c.clients))
+	for i, o := range c.clients {
+		nodes[i] = &node{c: redis.NewClient(o), own: true}
+	}
+	r, err := redlock.New(nodes, c.opts...)
+	if err != nil {
+		for _, n := range nodes {
+			n.Close()
+		}
+		return nil, err
+	}
+	return r, nil
+}
+
+func (c *connector) Driver() driver.Driver { return Driver{} }
+
+// New returns a connector over existing clients, one per independent
+// master; pass it to lock.OpenConnector. The clients are not closed when
+// the lock client is. A *redis.Client, *redis.ClusterClient or failover
+// client must have ContextTimeoutEnabled set: without it go-redis ignores
+// context deadlines, and a hung node would hold every operation up for the
+// client's ReadTimeout.
+func New(clients []redis.UniversalClient, opts ...redlock.Option) (driver.Connector, error) {
+	nodes := make([]redlock.Node, len(clients))
+	for i, c := range clients {
+		if c == nil {
+			return nil, fmt.Errorf("goredis: client %d is nil", i)
+		}
+		if !respectsDeadlines(c) {
+			return nil, fmt.Errorf("goredis: client %d (%s) does not have ContextTimeoutEnabled set, so the per-node timeout could not bound it", i, name(c))
+		}
+		nodes[i] = &node{c: c}
+	}
+	// Check the node list now, so that a bad one fails here.
+	if _, err := redlock.New(nodes, opts...); err != nil {
+		return nil, err
+	}
+	return &sharedConnector{nodes: nodes, opts: opts}, nil
+}
+
+type sharedConnector struct {
+	nodes []redlock.Node
+	opts  []redlock.Option
+}
+
+func (c *sharedConnector) Connect(context.Context) (driver.Conn, error) {
+	return redlock.New(c.nodes, c.opts...)
+}
+
+func (c *sharedConnector) Driver() driver.Driver { return Driver{} }
+
+func respectsDeadlines(c redis.UniversalClient) bool {
+	switch c := c.(type) {
+	case *redis.Client:
+		return c.Options().ContextTimeoutEnabled
+	case *redis.ClusterClient:
+		return c.Options().ContextTimeoutEnabled
+	case *redis.Ring:
+		return c.Options().ContextTimeoutEnabled
+	}
+	return true // a wrapper: trust it
+}
+
+// name is a client's address, without credentials.
+func name(c redis.UniversalClient) string {
+	switch c := c.(type) {
+	case *redis.Client:
+		return c.Options().Addr
+	case *redis.ClusterClient:
+		return "cluster(" + strings.Join(c.Options().Addrs, ",") + ")"
+	}
+	return fmt.Sprintf("%T@%p", c, c)
+}
+
+// node is a redlock.Node over a go-redis client.
+type node struct {
+	c   redis.UniversalClient
+	own bool // the node closes the client
+}
+
+var _ redlock.Node = (*node)(nil)
+
+func (n *node) SetNX(ctx context.Context, key, value string, ttl time.Duration) (bool, error) {
+	return n.c.SetNX(ctx, key, value, ttl).Result()
+}
+
+func (n *node) Run(ctx context.Context, s *redlock.Script, keys []string, args ...any) (int64, error) {
+	v, err := n.c.EvalSha(ctx, s.SHA, keys, args...).Int64()
+	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+		v, err = n.c.Eval(ctx, s.Src, keys, args...).Int64()
+	}
+	return v, err
+}
+
+func (n *node) Subscribe(ctx context.Context) (redlock.Subscriber, error) {
+	return pubsub{n.c.Subscribe(ctx)}, nil
+}
+
+func (n *node) Ping(ctx context.Context) error { return n.c.Ping(ctx).Err() }
+
+func (n *node) String() string { return name(n.c) }
+
+func (n *node) Close() error {
+	if n.own {
+		return n.c.Close()
+	}
+	return nil
+}
+
+// pubsub is a redlock.Subscriber over a go-redis PubSub.
+type pubsub struct{ ps *redis.PubSub }
+
+func (p pubsub) Subscribe(ctx context.Context, ch string) error   { return p.ps.Subscribe(ctx, ch) }
+func (p pubsub) Unsubscribe(ctx context.Context, ch string) error { return p.ps.Unsubscribe(ctx, ch) }
+func (p pubsub) Close() error                                     { return p.ps.Close() }
+
+func (p pubsub) Receive(ctx context.Context) (redlock.Event, error) {
+	msg, err := p.ps.Receive(ctx)
+	if err != nil {
+		return redlock.Event{}, err
+	}
+	switch m := msg.(type) {
+	case *redis.Message:
+		return redlock.Event{Kind: redlock.Message, Channel: m.Channel}, nil
+	case *redis.Subscription:
+		if m.Kind == "subscribe" {
+			return redlock.Event{Kind: redlock.Subscribed, Channel: m.Channel}, nil
+		}
+	}
+	return redlock.Event{}, nil
+}

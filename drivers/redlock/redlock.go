@@ -1,0 +1,308 @@
+// Package redlock implements the Redlock algorithm of the Redis "distlock"
+// document over N independent Redis masters, once, for the drivers that
+// expose it over a client library: drivers/goredis (go-redis v9, registered
+// as "goredis") and drivers/redigo (redigo, registered as "redigo"). Most
+// programs use those through package lock and never import this one; it is
+// for those who bring their own [Node] implementation.
+//
+// # The algorithm
+//
+// With N nodes, a quorum is N/2+1; N=1 is the single-instance lock.
+//
+//   - Acquire sends SET key value NX PX ttl to every node at once, each
+//     under a per-node timeout (default [DefaultNodeTimeout], 50ms; see
+//     [WithNodeTimeout]) that is small against the TTL, so that a hung node
+//     costs at most that long. It succeeds as soon as a quorum said OK, and
+//     fails as soon as a quorum is out of reach: a slow minority delays
+//     neither. The lock's validity (TTL minus the time the round took minus
+//     the drift allowance) is computed and checked by package lock, which
+//     releases a lock that came back too late.
+//   - A failed attempt is undone on every node that set the key or did not
+//     answer, each only once its own SET has answered or timed out (so the
+//     release never overtakes the SET on that node), under a timeout of its
+//     own rather than the caller's context.
+//   - Release is compare-and-delete and extension compare-and-PEXPIRE, by
+//     Lua script, on all nodes; they count only with a quorum. A key that
+//     expired is gone, so an expired lease is never revived.
+//   - When a round fails because nodes did not answer, the error is a
+//     [*QuorumError] that says so, never driver.ErrHeld: "someone else
+//     holds it" and "the nodes are unavailable" stay distinct.
+//
+// Keys and values reach Redis only as KEYS and ARGV of scripts or as
+// command arguments. The lock for key K is stored at PREFIX{K} (prefix
+// "distlock:" by default, see [WithKeyPrefix]); the braces make it a Redis
+// Cluster hash tag, so that a key and its fencing counter PREFIX{K}:fence
+// live on the same shard.
+//
+// # Wake-ups
+//
+// Release publishes on the channel PREFIX{K}:released of every node it
+// deletes the key on. Waiters subscribe to that channel on every node, over
+// one publish/subscribe connection per node and client, and wake at the
+// first announcement; package lock polls as a safety net, since an expiry
+// is not announced. A subscription counts once a quorum of nodes confirmed
+// it: every release that frees the key reaches a quorum, and two quorums
+// share a node. A pub/sub connection that fails is reopened, and its
+// waiters are woken, since a release may have been missed meanwhile.
+//
+// # Fencing tokens (opt-in)
+//
+// With [WithFencing], each key also has a counter on every node. Acquire
+// reads it from the nodes where it set the key, computes t = max+1, and
+// raises the counter to t on those nodes with a script that first checks
+// that the node still holds our value; the token counts only if a quorum
+// took the write before the lock's validity ran out. Any later holder's
+// quorum shares a node with that write quorum, and on that node it could
+// only lock after our key was gone, that is after our write, so it reads at
+// least t. This costs a second round trip per acquisition. Counters are
+// never deleted (one small key per lock key ever used), and Lua numbers are
+// exact only up to 2^53, which no counter reaches in practice.
+//
+// # Restarts and persistence
+//
+// Like the lock itself, the guarantees are only as strong as the nodes'
+// memory. A node that restarts empty forgets the locks it held, and with it
+// a holder's quorum may shrink below a majority while another client takes
+// the same key on the restarted node and the others. The Redis document's
+// advice, which we make ours: either run the nodes with AOF and
+// appendfsync always (slow), or keep a restarted node out of service for at
+// least the longest TTL in use ("delayed restart"), so that every lock it
+// knew about has expired before it answers again. Counters for fencing
+// tokens are lost the same way; with delayed restarts the restarted node's
+// counter starts again from zero, but any quorum still includes a node that
+// kept its counter, and t is the maximum over the quorum.
+package redlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/distlock/lock/driver"
+)
+
+const (
+	// DefaultNodeTimeout bounds each request to one node. The Redis
+	// document suggests 5-50ms for a 10s TTL; we take the top of that range,
+	// which a healthy node on a LAN answers well within, so that a hung or
+	// unreachable node costs an operation at most this long.
+	DefaultNodeTimeout = 50 * time.Millisecond
+
+	// DefaultKeyPrefix is put before every key stored in Redis.
+	DefaultKeyPrefix = "distlock:"
+
+	// MaxNodes is the largest number of nodes supported.
+	MaxNodes = 64
+
+	// cleanupTimeout bounds the release that undoes a failed acquisition
+	// on one node.
+	cleanupTimeout = time.Second
+)
+
+type config struct {
+	nodeTimeout time.Duration
+	fencing     bool
+	prefix      string
+}
+
+// An Option configures a [Redlock].
+type Option func(*config)
+
+// WithNodeTimeout sets the timeout of each request to one node (default
+// [DefaultNodeTimeout]). It must be positive; keep it small against the
+// TTLs in use, since an acquisition may take that long.
+func WithNodeTimeout(d time.Duration) Option { return func(c *config) { c.nodeTimeout = d } }
+
+// WithFencing turns fencing tokens on or off (default off). See the
+// package documentation for what they cost and guarantee.
+func WithFencing(on bool) Option { return func(c *config) { c.fencing = on } }
+
+// WithKeyPrefix sets the prefix of every key stored in Redis (default
+// [DefaultKeyPrefix]). Clients that should contend must use the same
+// prefix.
+func WithKeyPrefix(p string) Option { return func(c *config) { c.prefix = p } }
+
+// Redlock is the algorithm over a set of nodes. It implements driver.Conn
+// with driver.Extender, driver.Waiter and driver.Pinger, and is safe for
+// concurrent use.
+type Redlock struct {
+	nodes []Node
+	cfg   config
+	subs  *subscriptions
+}
+
+var (
+	_ driver.Conn     = (*Redlock)(nil)
+	_ driver.Extender = (*Redlock)(nil)
+	_ driver.Waiter   = (*Redlock)(nil)
+	_ driver.Pinger   = (*Redlock)(nil)
+)
+
+// New returns the algorithm over nodes, which must be independent masters:
+// the same node (by its String) twice is refused.
+func New(nodes []Node, opts ...Option) (*Redlock, error) {
+	cfg := config{nodeTimeout: DefaultNodeTimeout, prefix: DefaultKeyPrefix}
+	for _, o := range opts {
+		if o == nil {
+			return nil, errors.New("redlock: nil Option")
+		}
+		o(&cfg)
+	}
+	switch {
+	case len(nodes) == 0:
+		return nil, errors.New("redlock: no nodes")
+	case len(nodes) > MaxNodes:
+		return nil, fmt.Errorf("redlock: %d nodes, over the maximum of %d", len(nodes), MaxNodes)
+	case cfg.nodeTimeout <= 0:
+		return nil, fmt.Errorf("redlock: node timeout %v is not positive", cfg.nodeTimeout)
+	}
+	seen := make(map[string]bool, len(nodes))
+	for i, n := range nodes {
+		if n == nil {
+			return nil, fmt.Errorf("redlock: node %d is nil", i)
+		}
+		name := n.String()
+		if seen[name] {
+			return nil, fmt.Errorf("redlock: node %s is listed twice: the nodes must be independent masters", name)
+		}
+		seen[name] = true
+	}
+	r := &Redlock{nodes: nodes, cfg: cfg}
+	r.subs = newSubscriptions(r)
+	return r, nil
+}
+
+// Nodes returns the number of nodes.
+func (r *Redlock) Nodes() int { return len(r.nodes) }
+
+func (r *Redlock) lockKey(key string) string { return r.cfg.prefix + "{" + key + "}" }
+func (r *Redlock) fenceKey(lk string) string { return lk + ":fence" }
+func (r *Redlock) channel(key string) string { return r.cfg.prefix + "{" + key + "}:released" }
+func millis(d time.Duration) int64           { return int64((d + time.Millisecond - 1) / time.Millisecond) }
+
+// Acquire makes one attempt to take key on a quorum of nodes.
+func (r *Redlock) Acquire(ctx context.Context, key, value string, ttl time.Duration) (driver.Lease, error) {
+	lk := r.lockKey(key)
+	ms := millis(ttl) // rounded up: a lease a little longer than asked is safe
+	var ask func(context.Context, int, Node) (bool, int64, error)
+	if r.cfg.fencing {
+		keys := []string{lk, r.fenceKey(lk)}
+		ask = func(ctx context.Context, _ int, n Node) (bool, int64, error) {
+			v, err := n.Run(ctx, fencedAcquireScript, keys, value, ms)
+			return err == nil && v >= 0, v, err
+		}
+	} else {
+		ask = func(ctx context.Context, _ int, n Node) (bool, int64, error) {
+			ok, err := n.SetNX(ctx, lk, value, time.Duration(ms)*time.Millisecond)
+			return ok, 0, err
+		}
+	}
+	rd := r.start(ctx, ask, func(n Node) { r.undo(ctx, n, lk, value) })
+	v := rd.tally()
+	var lease driver.Lease
+	var err error
+	switch v {
+	case granted:
+		if r.cfg.fencing {
+			lease, err = r.fence(ctx, rd, lk, value)
+		}
+	case refused:
+		err = driver.ErrHeld
+	default:
+		err = rd.err("acquire")
+	}
+	rd.finish(err != nil)
+	return lease, err
+}
+
+// fence raises the key's counter to max+1 on the nodes that granted the
+// lock, and returns the token if a quorum took it.
+func (r *Redlock) fence(ctx context.Context, acq *round, lk, value string) (driver.Lease, error) {
+	t := acq.max + 1
+	keys := []string{lk, r.fenceKey(lk)}
+	rd := r.start(ctx, func(ctx context.Context, i int, n Node) (bool, int64, error) {
+		if acq.yesSet&(1<<i) == 0 {
+			return false, 0, nil // the lock is not ours there: count it as a no
+		}
+		v, err := n.Run(ctx, fenceScript, keys, value, t)
+		return err == nil && v == 1, v, err
+	}, nil)
+	defer rd.finish(false)
+	switch rd.tally() {
+	case granted:
+		return driver.Lease{Token: uint64(t), Fenced: true}, nil
+	case refused:
+		return driver.Lease{}, fmt.Errorf("redlock: the lock was lost on a quorum of nodes before its fencing token was written")
+	}
+	return driver.Lease{}, rd.err("fence")
+}
+
+// undo releases lk on n after a failed acquisition.
+func (r *Redlock) undo(ctx context.Context, n Node, lk, value string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(cleanupTimeout, r.cfg.nodeTimeout))
+	defer cancel()
+	n.Run(ctx, releaseScript, []string{lk}, value, "") //nolint:errcheck // best effort; the key expires anyway
+}
+
+// Release deletes key on every node where value holds it.
+func (r *Redlock) Release(ctx context.Context, key, value string) error {
+	keys := []string{r.lockKey(key)}
+	ch := r.channel(key)
+	rd := r.start(ctx, func(ctx context.Context, _ int, n Node) (bool, int64, error) {
+		v, err := n.Run(ctx, releaseScript, keys, value, ch)
+		return err == nil && v == 1, v, err
+	}, nil)
+	defer rd.finish(false)
+	switch rd.tally() {
+	case granted:
+		return nil
+	case refused:
+		return driver.ErrNotHeld
+	}
+	return rd.err("release")
+}
+
+// Extend resets the expiry of key to ttl on every node where value holds
+// it, and succeeds if a quorum did.
+func (r *Redlock) Extend(ctx context.Context, key, value string, ttl time.Duration) error {
+	keys := []string{r.lockKey(key)}
+	ms := millis(ttl)
+	rd := r.start(ctx, func(ctx context.Context, _ int, n Node) (bool, int64, error) {
+		v, err := n.Run(ctx, extendScript, keys, value, ms)
+		return err == nil && v == 1, v, err
+	}, nil)
+	defer rd.finish(false)
+	switch rd.tally() {
+	case granted:
+		return nil
+	case refused:
+		return driver.ErrNotHeld
+	}
+	return rd.err("extend")
+}
+
+// Ping succeeds if a quorum of nodes answers.
+func (r *Redlock) Ping(ctx context.Context) error {
+	rd := r.start(ctx, func(ctx context.Context, _ int, n Node) (bool, int64, error) {
+		err := n.Ping(ctx)
+		return err == nil, 0, err
+	}, nil)
+	defer rd.finish(false)
+	if rd.tally() == granted {
+		return nil
+	}
+	return rd.err("ping")
+}
+
+// Close stops the subscriptions and closes the nodes.
+func (r *Redlock) Close() error {
+	r.subs.close()
+	var errs []error
+	for _, n := range r.nodes {
+		if err := n.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,48 @@
+package redlock
+
+// The scripts take keys and values only through KEYS and ARGV, so that
+// nothing a caller passes is ever spliced into script text.
+
+// releaseScript deletes KEYS[1] if it holds ARGV[1] and announces it on
+// channel ARGV[2]. It returns 1 if it deleted the key, 0 otherwise.
+var releaseScript = NewScript(`
+if redis.call('get', KEYS[1]) == ARGV[1] then
+	redis.call('del', KEYS[1])
+	redis.call('publish', ARGV[2], '')
+	return 1
+end
+return 0
+`)
+
+// extendScript resets the expiry of KEYS[1] to ARGV[2] milliseconds if it
+// holds ARGV[1]. It returns 1 if it did, 0 otherwise. A key that expired
+// is gone, so an expired lease is never revived.
+var extendScript = NewScript(`
+if redis.call('get', KEYS[1]) == ARGV[1] then
+	return redis.call('pexpire', KEYS[1], ARGV[2])
+end
+return 0
+`)
+
+// fencedAcquireScript sets KEYS[1] to ARGV[1] for ARGV[2] milliseconds if
+// it does not exist, and then returns the key's fencing counter KEYS[2]
+// (0 if it has none); it returns -1 if KEYS[1] exists.
+var fencedAcquireScript = NewScript(`
+if redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+	return tonumber(redis.call('get', KEYS[2]) or '0')
+end
+return -1
+`)
+
+// fenceScript raises the fencing counter KEYS[2] to ARGV[2] if KEYS[1]
+// still holds ARGV[1]. It returns 1 if KEYS[1] holds ARGV[1] (whether or
+// not the counter had to move), 0 otherwise.
+var fenceScript = NewScript(`
+if redis.call('get', KEYS[1]) ~= ARGV[1] then
+	return 0
+end
+if tonumber(redis.call('get', KEYS[2]) or '0') < tonumber(ARGV[2]) then
+	redis.call('set', KEYS[2], ARGV[2])
+end
+return 1
+`)

@@ -1,0 +1,347 @@
+package redlock
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/distlock/lock/driver"
+)
+
+// subscriptions multiplexes the watchers of one Redlock over one
+// publish/subscribe connection per node, opened at the first Watch.
+type subscriptions struct {
+	r *Redlock
+
+	mu       sync.Mutex
+	watchers map[string]map[*watch]struct{} // by channel
+	nodes    []*nodeSub                     // nil until the first Watch
+	closed   bool
+
+	ctx    context.Context // ends the connection loops
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+func newSubscriptions(r *Redlock) *subscriptions {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &subscriptions{r: r, watchers: make(map[string]map[*watch]struct{}), ctx: ctx, cancel: cancel}
+}
+
+// Watch subscribes to releases of key on every node, and returns once a
+// quorum of nodes confirmed the subscription.
+func (r *Redlock) Watch(ctx context.Context, key string) (driver.Watch, error) {
+	s := r.subs
+	ch := r.channel(key)
+	w := &watch{s: s, ch: ch, c: make(chan struct{}, 1), done: make(chan struct{})}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, fmt.Errorf("redlock: watch on a closed connection")
+	}
+	if s.nodes == nil {
+		for _, n := range r.nodes {
+			ns := &nodeSub{s: s, node: n}
+			s.nodes = append(s.nodes, ns)
+			s.wg.Add(1)
+			go ns.run()
+		}
+	}
+	ws := s.watchers[ch]
+	if ws == nil {
+		ws = make(map[*watch]struct{})
+		s.watchers[ch] = ws
+	}
+	ws[w] = struct{}{}
+	nodes := s.nodes
+	s.mu.Unlock()
+
+	confirmed := make(chan struct{}, len(nodes))
+	for _, ns := range nodes {
+		done := ns.want(ch)
+		go func() {
+			select {
+			case <-done:
+				confirmed <- struct{}{}
+			case <-w.done:
+			}
+		}()
+	}
+	t := time.NewTimer(max(r.cfg.nodeTimeout, 100*time.Millisecond))
+	defer t.Stop()
+	quorum := len(nodes)/2 + 1
+	for got := 0; got < quorum; {
+		select {
+		case <-confirmed:
+			got++
+		case <-ctx.Done():
+			w.Close()
+			return nil, ctx.Err()
+		case <-t.C:
+			w.Close()
+			return nil, fmt.Errorf("redlock: fewer than %d of %d nodes confirmed the subscription in time", quorum, len(nodes))
+		}
+	}
+	return w, nil
+}
+
+// wake signals the watchers of channel, or of every channel if all.
+func (s *subscriptions) wake(channel string, all bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	signal := func(ws map[*watch]struct{}) {
+		for w := range ws {
+			select {
+			case w.c <- struct{}{}:
+			default:
+			}
+		}
+	}
+	if !all {
+		signal(s.watchers[channel])
+		return
+	}
+	for _, ws := range s.watchers {
+		signal(ws)
+	}
+}
+
+// watched reports whether channel has watchers.
+func (s *subscriptions) watched(channel string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.watchers[channel]) > 0
+}
+
+// channels returns the channels that have watchers.
+func (s *subscriptions) channels() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	chs := make([]string, 0, len(s.watchers))
+	for ch := range s.watchers {
+		chs = append(chs, ch)
+	}
+	return chs
+}
+
+func (s *subscriptions) close() {
+	s.mu.Lock()
+	s.closed = true
+	nodes := s.nodes
+	s.mu.Unlock()
+	s.cancel()
+	for _, ns := range nodes {
+		ns.mu.Lock()
+		if ns.sub != nil {
+			ns.sub.Close() // makes a blocked Receive return
+		}
+		ns.mu.Unlock()
+	}
+	s.wg.Wait()
+}
+
+// watch is one waiter's subscription.
+type watch struct {
+	s    *subscriptions
+	ch   string
+	c    chan struct{} // Released
+	done chan struct{} // closed by Close
+	once sync.Once
+}
+
+func (w *watch) Released() <-chan struct{} { return w.c }
+
+// Close removes the watcher, and unsubscribes from its channel if it was
+// the last one.
+func (w *watch) Close() error {
+	w.once.Do(func() {
+		close(w.done)
+		s := w.s
+		s.mu.Lock()
+		ws := s.watchers[w.ch]
+		delete(ws, w)
+		last := len(ws) == 0
+		if last {
+			delete(s.watchers, w.ch)
+		}
+		nodes := s.nodes
+		s.mu.Unlock()
+		if last {
+			for _, ns := range nodes {
+				ns.drop(w.ch)
+			}
+		}
+	})
+	return nil
+}
+
+// nodeSub is the publish/subscribe connection to one node, reopened when
+// it fails. Requests are counted per channel and connection: each
+// SUBSCRIBE is confirmed by one message, in order, so a SUBSCRIBE is
+// confirmed once the channel's confirmations catch up with it.
+type nodeSub struct {
+	s    *subscriptions
+	node Node
+
+	mu    sync.Mutex
+	sub   Subscriber // nil while (re)connecting
+	chans map[string]*chanState
+	waits []ackWait
+}
+
+// chanState is what one connection knows of one channel.
+type chanState struct {
+	active bool // the latest request sent was SUBSCRIBE
+	sent   int  // SUBSCRIBEs sent
+	acked  int  // confirmations received
+}
+
+type ackWait struct {
+	ch   string
+	n    int // confirmed once the channel's acked reaches n; 0: not yet sent
+	done chan struct{}
+}
+
+// want makes sure the connection subscribes to ch, and returns a channel
+// that is closed once the node confirmed it.
+func (ns *nodeSub) want(ch string) <-chan struct{} {
+	done := make(chan struct{})
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	if ns.sub == nil {
+		// The loop subscribes to every watched channel once connected.
+		ns.waits = append(ns.waits, ackWait{ch: ch, done: done})
+		return done
+	}
+	st := ns.chans[ch]
+	if st == nil || !st.active {
+		st = ns.send(ch)
+	}
+	if st != nil && st.acked >= st.sent {
+		close(done)
+	} else if st != nil {
+		ns.waits = append(ns.waits, ackWait{ch: ch, n: st.sent, done: done})
+	}
+	return done
+}
+
+// send sends SUBSCRIBE ch and returns the channel's state, or nil if the
+// connection failed. ns.mu must be held and ns.sub set.
+func (ns *nodeSub) send(ch string) *chanState {
+	if err := ns.sub.Subscribe(ns.s.ctx, ch); err != nil {
+		ns.sub.Close() // the loop sees the failure and reconnects
+		return nil
+	}
+	st := ns.chans[ch]
+	if st == nil {
+		st = &chanState{}
+		ns.chans[ch] = st
+	}
+	st.active = true
+	st.sent++
+	return st
+}
+
+// drop unsubscribes from ch, which has no watchers left.
+func (ns *nodeSub) drop(ch string) {
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	st := ns.chans[ch]
+	if ns.sub == nil || st == nil || !st.active || ns.s.watched(ch) {
+		return
+	}
+	if err := ns.sub.Unsubscribe(ns.s.ctx, ch); err != nil {
+		ns.sub.Close()
+		return
+	}
+	st.active = false
+	if st.acked >= st.sent {
+		delete(ns.chans, ch)
+	}
+}
+
+// ack counts a confirmation of ch and releases the waits it satisfies.
+func (ns *nodeSub) ack(ch string) {
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	st := ns.chans[ch]
+	if st == nil {
+		return
+	}
+	st.acked++
+	if !st.active && st.acked >= st.sent {
+		delete(ns.chans, ch)
+	}
+	kept := ns.waits[:0]
+	for _, w := range ns.waits {
+		if w.ch == ch && w.n > 0 && st.acked >= w.n {
+			close(w.done)
+		} else {
+			kept = append(kept, w)
+		}
+	}
+	clear(ns.waits[len(kept):])
+	ns.waits = kept
+}
+
+// run keeps the connection open, subscribed to every watched channel, and
+// passes its messages on, until the subscriptions are closed.
+func (ns *nodeSub) run() {
+	defer ns.s.wg.Done()
+	ctx := ns.s.ctx
+	delay := 50 * time.Millisecond
+	for ctx.Err() == nil {
+		sub, err := ns.node.Subscribe(ctx)
+		if err != nil {
+			select {
+			case <-ctx.Done():
+			case <-time.After(delay):
+			}
+			delay = min(2*delay, 2*time.Second)
+			continue
+		}
+		ns.mu.Lock()
+		ns.sub, ns.chans = sub, make(map[string]*chanState)
+		for _, ch := range ns.s.channels() {
+			ns.send(ch)
+		}
+		// Waits from an earlier connection wait for this one's SUBSCRIBE;
+		// those whose channel lost its watchers meanwhile end now.
+		kept := ns.waits[:0]
+		for _, w := range ns.waits {
+			if st := ns.chans[w.ch]; st != nil {
+				w.n = st.sent
+				kept = append(kept, w)
+			} else {
+				close(w.done)
+			}
+		}
+		clear(ns.waits[len(kept):])
+		ns.waits = kept
+		ns.mu.Unlock()
+		if ctx.Err() != nil { // closed while connecting
+			sub.Close()
+			return
+		}
+		delay = 50 * time.Millisecond
+		for {
+			ev, err := sub.Receive(ctx)
+			if err != nil {
+				break
+			}
+			switch ev.Kind {
+			case Subscribed:
+				ns.ack(ev.Channel)
+			case Message:
+				ns.s.wake(ev.Channel, false)
+			}
+		}
+		ns.mu.Lock()
+		ns.sub = nil
+		ns.mu.Unlock()
+		sub.Close()
+		// Releases may have gone unannounced while the connection was down.
+		ns.s.wake("", true)
+	}
+}

@@ -1,0 +1,196 @@
+// Package redistest gives the Redlock drivers' tests the Redis servers
+// that scripts/services.sh runs, and a conformance.Faults over them that
+// kills (SIGKILL), hangs (SIGSTOP) and restarts them.
+package redistest
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/distlock/lock/conformance"
+	"github.com/distlock/lock/internal/testenv"
+)
+
+// Servers returns the addresses of the test Redis servers, skipping the
+// test (failing it under CI) when they are not running.
+func Servers(t testing.TB) []string {
+	t.Helper()
+	return testenv.RedisAddrs(t)
+}
+
+// DSN returns a DSN of redis:// URLs for addrs, with query (may be empty)
+// on the first.
+func DSN(addrs []string, query string) string {
+	urls := make([]string, len(addrs))
+	for i, a := range addrs {
+		urls[i] = "redis://" + a
+	}
+	if query != "" {
+		urls[0] += "?" + query
+	}
+	return strings.Join(urls, ",")
+}
+
+// Exclusive runs the tests of a package while holding an exclusive lock
+// on the shared Redis servers, so that one package's fault tests (which
+// kill and hang servers) never run beside another package's tests. Use it
+// in TestMain.
+func Exclusive(m *testing.M) int {
+	dir := os.Getenv("DISTLOCK_SERVICES_DIR")
+	if dir == "" {
+		return m.Run()
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "redis-tests.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "redistest:", err)
+		return 1
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		fmt.Fprintln(os.Stderr, "redistest: flock:", err)
+		return 1
+	}
+	defer syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	return m.Run()
+}
+
+// Faults kills, hangs and restarts the test Redis servers, by the PIDs in
+// their pidfiles. Restarting a killed server runs `scripts/services.sh up`,
+// which brings it back empty.
+type Faults struct {
+	addrs []string
+	dir   string
+
+	mu   sync.Mutex
+	hung map[int]bool // stopped by Hang
+}
+
+var _ conformance.Faults = (*Faults)(nil)
+
+// NewFaults returns Faults over the first n test servers.
+func NewFaults(t testing.TB, n int) *Faults {
+	t.Helper()
+	addrs := Servers(t)
+	if len(addrs) < n {
+		t.Fatalf("%d Redis servers, want %d", len(addrs), n)
+	}
+	return &Faults{
+		addrs: addrs[:n],
+		dir:   testenv.Lookup(t, "DISTLOCK_SERVICES_DIR"),
+		hung:  make(map[int]bool),
+	}
+}
+
+// Nodes returns the number of servers.
+func (f *Faults) Nodes() int { return len(f.addrs) }
+
+func (f *Faults) pid(t *testing.T, i int) int {
+	t.Helper()
+	port := f.addrs[i][strings.LastIndexByte(f.addrs[i], ':')+1:]
+	b, err := os.ReadFile(filepath.Join(f.dir, "redis-"+port, "redis.pid"))
+	if err != nil {
+		t.Fatalf("redis %s: %v", f.addrs[i], err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatalf("redis %s: pidfile: %v", f.addrs[i], err)
+	}
+	return pid
+}
+
+func (f *Faults) signal(t *testing.T, i int, sig syscall.Signal) {
+	t.Helper()
+	if err := syscall.Kill(f.pid(t, i), sig); err != nil {
+		t.Fatalf("redis %s: %v: %v", f.addrs[i], sig, err)
+	}
+}
+
+// alive reports whether server i's process runs (a zombie does not).
+func (f *Faults) alive(t *testing.T, i int) (pid int, ok bool) {
+	pid = f.pid(t, i)
+	if syscall.Kill(pid, 0) != nil {
+		return pid, false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	return pid, err == nil && !strings.Contains(string(b), ") Z ")
+}
+
+// Kill kills server i and waits until it is gone.
+func (f *Faults) Kill(t *testing.T, i int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	pid, ok := f.alive(t, i)
+	if !ok {
+		return
+	}
+	syscall.Kill(pid, syscall.SIGKILL)
+	syscall.Kill(pid, syscall.SIGCONT) // lets a stopped process die
+	f.hung[i] = false
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if _, ok := f.alive(t, i); !ok {
+			return
+		}
+	}
+	t.Fatalf("redis %s: still running 10s after SIGKILL", f.addrs[i])
+}
+
+// Hang stops server i with SIGSTOP.
+func (f *Faults) Hang(t *testing.T, i int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.hung[i] {
+		return
+	}
+	f.signal(t, i, syscall.SIGSTOP)
+	f.hung[i] = true
+}
+
+// Restart resumes a hung server, or starts a killed one again, empty
+// (with every other killed one: scripts/services.sh up starts them all).
+func (f *Faults) Restart(t *testing.T, i int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.hung[i] {
+		f.signal(t, i, syscall.SIGCONT)
+		f.hung[i] = false
+		return
+	}
+	if _, ok := f.alive(t, i); ok {
+		return
+	}
+	for j := range f.hung {
+		if f.hung[j] {
+			t.Fatalf("redis %s: cannot restart servers while %s is hung", f.addrs[i], f.addrs[j])
+		}
+	}
+	script := filepath.Join(repoRoot(t), "scripts", "services.sh")
+	if out, err := exec.Command(script, "up").CombinedOutput(); err != nil {
+		t.Fatalf("services.sh up: %v\n%s", err, out)
+	}
+}
+
+// repoRoot finds the repository's root from the test's directory.
+func repoRoot(t *testing.T) string {
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("redistest: no go.mod above the test's directory")
+		}
+		dir = parent
+	}
+}
