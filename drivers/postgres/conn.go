@@ -1,0 +1,147 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/distlock/lock/driver"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// errClosed is returned by a connection's methods after Close.
+var errClosed = errors.New("postgres: connection closed")
+
+// conn is one client's connection: a pool for the lock statements and,
+// once the client first waits, a listener on a dedicated connection.
+type conn struct {
+	pool  *pgxpool.Pool
+	owned bool // the pool is ours to close
+	t     *table
+	ln    *listener
+
+	closeOnce sync.Once
+}
+
+var (
+	_ driver.Conn      = (*conn)(nil)
+	_ driver.Extender  = (*conn)(nil)
+	_ driver.Waiter    = (*conn)(nil)
+	_ driver.Pinger    = (*conn)(nil)
+	_ driver.Inspector = (*conn)(nil)
+)
+
+func newConn(pool *pgxpool.Pool, owned bool, t *table) *conn {
+	c := &conn{pool: pool, owned: owned, t: t}
+	c.ln = newListener(t.name, c.listenConn)
+	return c
+}
+
+// interval is ttl as an interval, rounded up to the microsecond (the
+// server's resolution), so that the server's lease is never shorter than
+// asked.
+func interval(ttl time.Duration) pgtype.Interval {
+	us := (ttl + time.Microsecond - 1) / time.Microsecond
+	return pgtype.Interval{Microseconds: int64(us), Valid: true}
+}
+
+// wrap marks err as the backend's.
+func wrap(err error) error { return fmt.Errorf("postgres: %w", err) }
+
+func (c *conn) Acquire(ctx context.Context, key, value string, ttl time.Duration) (driver.Lease, error) {
+	var fence int64
+	err := c.pool.QueryRow(ctx, c.t.acquire, key, value, interval(ttl)).Scan(&fence)
+	switch {
+	case err == nil:
+		return driver.Lease{Token: uint64(fence), Fenced: true}, nil
+	case errors.Is(err, pgx.ErrNoRows):
+		return driver.Lease{}, driver.ErrHeld
+	}
+	return driver.Lease{}, wrap(err)
+}
+
+func (c *conn) Extend(ctx context.Context, key, value string, ttl time.Duration) error {
+	tag, err := c.pool.Exec(ctx, c.t.extend, key, value, interval(ttl))
+	switch {
+	case err != nil:
+		return wrap(err)
+	case tag.RowsAffected() == 0:
+		return driver.ErrNotHeld
+	}
+	return nil
+}
+
+func (c *conn) Release(ctx context.Context, key, value string) error {
+	tag, err := c.pool.Exec(ctx, c.t.release, key, value)
+	switch {
+	case err != nil:
+		return wrap(err)
+	case tag.RowsAffected() == 0:
+		return driver.ErrNotHeld
+	}
+	return nil
+}
+
+func (c *conn) Inspect(ctx context.Context, key string) (driver.Holder, bool, error) {
+	var (
+		h      driver.Holder
+		fence  int64
+		micros int64
+	)
+	err := c.pool.QueryRow(ctx, c.t.inspect, key).Scan(&h.Value, &fence, &micros)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return driver.Holder{}, false, nil
+	case err != nil:
+		return driver.Holder{}, false, wrap(err)
+	}
+	h.TTL = time.Duration(max(micros, 0)) * time.Microsecond
+	h.Lease = driver.Lease{Token: uint64(fence), Fenced: true}
+	return h, true, nil
+}
+
+func (c *conn) Ping(ctx context.Context) error {
+	if err := c.pool.Ping(ctx); err != nil {
+		return wrap(err)
+	}
+	return nil
+}
+
+// Watch subscribes to releases of key. See [listener.watch].
+func (c *conn) Watch(ctx context.Context, key string) (driver.Watch, error) {
+	return c.ln.watch(ctx, key)
+}
+
+// listenConn takes a connection out of the pool for good (so that it is
+// made like the others, with the pool's hooks) and listens on it.
+func (c *conn) listenConn(ctx context.Context) (*pgx.Conn, error) {
+	pc, err := c.pool.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	lc := pc.Hijack()
+	if _, err := lc.Exec(ctx, c.t.listen); err != nil {
+		closeConn(lc)
+		return nil, err
+	}
+	return lc, nil
+}
+
+// Close stops the listener, waiting for it, and closes the pool if it is
+// the connection's own.
+func (c *conn) Close() error {
+	c.closeOnce.Do(func() {
+		c.ln.close()
+		if c.owned {
+			c.pool.Close()
+		}
+	})
+	return nil
+}
+
+// String describes the connection without its password.
+func (c *conn) String() string { return "postgres conn (table " + c.t.name + ")" }

@@ -1,0 +1,259 @@
+// Package postgres is a lock driver for PostgreSQL, registered as
+// "postgres", over github.com/jackc/pgx/v5. Locks are leases in a table;
+// expiry is judged by the server's clock; every key has a fencing counter
+// that grows with each acquisition; releases are announced with NOTIFY, so
+// waiters wake at once.
+//
+//	import _ "github.com/distlock/lock/drivers/postgres"
+//
+//	c, err := lock.Open("postgres", "postgres://app@db.example.com/app?distlock_table=app_locks")
+//
+// A program that already has a pool hands it to [New] instead:
+//
+//	connector, err := postgres.New(pool, postgres.Config{Table: "app_locks"})
+//	c := lock.OpenConnector(connector)
+//
+// # DSN
+//
+// The DSN is anything pgx accepts: a postgres:// or postgresql:// URL, or a
+// keyword/value string ("host=db user=app dbname=app"), with the PG*
+// environment variables as defaults and pgxpool's pool_* parameters
+// (pool_max_conns and so on). The driver's own parameters, which it removes
+// before handing the rest to pgx, are:
+//
+//	distlock_table         the lease table: a name, or schema.name (default distlock_leases)
+//	distlock_create_table  true (the default): create the table if it is missing;
+//	                       false: leave the schema alone, and only check that the table exists
+//
+// Any other parameter starting with "distlock_" is an error. The table name
+// is letters, digits and '_' (not starting with a digit), optionally
+// qualified by a schema, at most 63 bytes in all; it is used as written,
+// quoted, so it is case-sensitive. lock.Open parses the whole DSN and
+// reports a malformed one without contacting the server; no error, and no
+// String method, ever repeats a password.
+//
+// Each lock.Client opened on a DSN gets its own pgx pool, and one more
+// connection for LISTEN once it first waits for a key.
+//
+// # The table
+//
+// The driver creates the table if it is missing (concurrent creators are
+// fine), unless told not to:
+//
+//	CREATE TABLE IF NOT EXISTS distlock_leases (
+//		key        text COLLATE "C" PRIMARY KEY,
+//		value      text        NOT NULL, -- the value of the latest grant
+//		fence      bigint      NOT NULL, -- the key's fencing counter: the token of the latest grant
+//		expires_at timestamptz NOT NULL  -- the end of the latest lease, by the server's clock
+//	) WITH (fillfactor = 80)
+//
+// A key is held while expires_at is in the future. Rows are never deleted,
+// so that a key's counter never goes back: the table has one row per key
+// ever used. A program that uses unbounded sets of keys may delete rows
+// whose lease ended long ago, accepting that those keys' tokens start again
+// from 1.
+//
+// # Statements
+//
+// Acquire, Extend and Release are one statement and one round trip each
+// (once pgx has prepared them on a connection):
+//
+//   - Acquire: INSERT ... ON CONFLICT (key) DO UPDATE SET ..., fence =
+//     fence + 1 ... WHERE expires_at <= clock_timestamp() RETURNING fence.
+//     The token is bumped in the statement that grants the lock, under the
+//     row lock, so tokens of a key come out in the order of grants. An
+//     attempt on a held key is turned away by a NOT EXISTS guard that reads
+//     the row without locking it, so it writes nothing.
+//   - Extend: UPDATE ... SET expires_at = clock_timestamp() + ttl WHERE key
+//     = $1 AND value = $2 AND expires_at > clock_timestamp(): a lease that
+//     has ended is never revived.
+//   - Release: UPDATE ... SET expires_at = clock_timestamp() WHERE key = $1
+//     AND value = $2 AND expires_at > clock_timestamp() RETURNING
+//     pg_notify(table, key).
+//
+// Keys and values travel only as bind parameters; TTLs go to the server as
+// intervals, rounded up to the microsecond, so the server's lease is never
+// shorter than asked.
+//
+// # Guarantees
+//
+// Whether a lease has ended is decided by the server's clock, read when the
+// row is examined (clock_timestamp()), so clients' clocks never decide who
+// owns a key; a lease starts when the server grants it, which is after the
+// core's clock reading that validity is counted from. Mutual exclusion then
+// holds as long as the server's clock runs no slower than the client's
+// beyond the drift allowance: a step of the server's clock (a manual change,
+// an NTP step) shortens or lengthens every lease by the step.
+//
+// Fencing tokens of a key strictly increase, across all clients, for as
+// long as the row is kept and committed grants survive: they are as durable
+// as the server's commits. To make them as durable as the server can, the
+// driver raises synchronous_commit to "on" on every connection it opens
+// where it is "off", "local" or "remote_write", unless the DSN sets
+// synchronous_commit itself. (With asynchronous replication, a failover can
+// still lose the latest grants, and with them the tokens handed out; use
+// synchronous replication where that matters.) A pool given to [New] is
+// used as it is configured.
+//
+// # Wake-ups
+//
+// Every release notifies the channel named like the table, with the key as
+// payload, in the same statement (so the notification goes out when the
+// release commits). Each client listens on one dedicated connection, opened
+// at the first wait and kept until the client is closed, and hands each
+// notification to the waiters on its key. A lease that simply runs out is
+// not announced: waiters find it free at their next poll, which the core
+// keeps as a safety net. LISTEN/NOTIFY does not pass through poolers in
+// transaction mode (PgBouncer and the like); there, waiters poll.
+//
+// # Connection loss
+//
+// Leases live in the table, not in sessions: a client whose connections are
+// lost (terminated, or the server restarted) keeps its locks until their
+// TTL, and its next operation fails with an error other than
+// lock.ErrNotAcquired and lock.ErrNotHeld, or succeeds on a fresh connection
+// (pgx pings a pooled connection idle for more than a second before handing
+// it out). An operation whose connection broke while it was in flight may
+// have taken effect or not; the core releases an acquisition whose answer
+// was lost. The listening connection reconnects with backoff (50ms to 2s),
+// pings the server after 30 seconds of silence to find a dead connection,
+// and after each reconnection wakes every waiter of the client, since a
+// release may have gone unheard in between.
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/distlock/lock"
+	"github.com/distlock/lock/driver"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+func init() {
+	lock.Register("postgres", Driver{})
+}
+
+// Driver is the PostgreSQL driver. Its zero value is ready to use; lock.Open
+// uses the one registered as "postgres".
+type Driver struct{}
+
+var _ driver.DriverContext = Driver{}
+
+// Open returns a connection to the database that dsn describes.
+func (d Driver) Open(dsn string) (driver.Conn, error) {
+	c, err := d.OpenConnector(dsn)
+	if err != nil {
+		return nil, err
+	}
+	return c.Connect(context.Background())
+}
+
+// OpenConnector parses dsn (see the package documentation) without
+// contacting the server.
+func (Driver) OpenConnector(dsn string) (driver.Connector, error) {
+	s, err := parseDSN(dsn)
+	if err != nil {
+		return nil, err
+	}
+	c, err := newConnector(nil, s.pool, s.config)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Config is the driver's own configuration, for [New]. Its zero value asks
+// for the defaults.
+type Config struct {
+	// Table is the lease table's name: letters, digits and '_', not
+	// starting with a digit, optionally qualified by a schema ("locks",
+	// "app.locks"), at most 63 bytes in all. It is used as written, quoted.
+	// Empty means [DefaultTable].
+	Table string
+
+	// NoCreate leaves the schema alone: the driver only checks that the
+	// table exists, and never creates it.
+	NoCreate bool
+}
+
+// New returns a connector that uses pool, which the caller keeps and
+// closes after the clients that use it. Every client opened on the
+// connector shares the pool, and takes one connection out of it (for good)
+// to listen for releases once it first waits for a key. The pool is used
+// as it is configured; see the package documentation for what the driver
+// sets on pools of its own.
+func New(pool *pgxpool.Pool, cfg Config) (*Connector, error) {
+	if pool == nil {
+		return nil, fmt.Errorf("postgres: New: nil pool")
+	}
+	return newConnector(pool, nil, cfg)
+}
+
+// Connector opens connections to one database and lease table. It is a
+// [driver.Connector], for lock.OpenConnector, and safe for concurrent use.
+type Connector struct {
+	pool    *pgxpool.Pool   // the caller's, from New; nil otherwise
+	poolCfg *pgxpool.Config // from a DSN: each connection gets a pool of its own
+	t       *table
+	create  bool
+}
+
+var _ driver.Connector = (*Connector)(nil)
+
+func newConnector(pool *pgxpool.Pool, poolCfg *pgxpool.Config, cfg Config) (*Connector, error) {
+	t, err := newTable(cfg.Table)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	return &Connector{pool: pool, poolCfg: poolCfg, t: t, create: !cfg.NoCreate}, nil
+}
+
+// Connect returns a connection, making sure the lease table exists first.
+func (c *Connector) Connect(ctx context.Context) (driver.Conn, error) {
+	pool, owned := c.pool, false
+	if pool == nil {
+		var err error
+		pool, err = pgxpool.NewWithConfig(ctx, c.poolCfg.Copy())
+		if err != nil {
+			return nil, fmt.Errorf("postgres: %w", err)
+		}
+		owned = true
+	}
+	if err := c.t.ensure(ctx, pool, c.create); err != nil {
+		if owned {
+			pool.Close()
+		}
+		return nil, err
+	}
+	return newConn(pool, owned, c.t), nil
+}
+
+// Driver returns the PostgreSQL [Driver].
+func (c *Connector) Driver() driver.Driver { return Driver{} }
+
+// String describes the connector without its password: server, database,
+// user and table.
+func (c *Connector) String() string {
+	var cc *pgx.ConnConfig
+	if c.pool != nil {
+		cc = c.pool.Config().ConnConfig
+	} else {
+		cc = c.poolCfg.ConnConfig
+	}
+	return fmt.Sprintf("postgres(host=%s port=%d database=%s user=%s table=%s)",
+		cc.Host, cc.Port, cc.Database, cc.User, c.t.name)
+}
+
+// GoString is String, so that %#v does not print the password either.
+func (c *Connector) GoString() string { return c.String() }
+
+// raiseSynchronousCommit makes commits on conn wait for the WAL to be
+// flushed (and, with synchronous standbys, for them), unless the server is
+// already configured to wait at least that long.
+func raiseSynchronousCommit(ctx context.Context, conn *pgx.Conn) error {
+	_, err := conn.Exec(ctx, `SELECT set_config('synchronous_commit', 'on', false)
+WHERE current_setting('synchronous_commit') IN ('off', 'local', 'remote_write')`)
+	return err
+}

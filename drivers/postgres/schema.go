@@ -1,0 +1,144 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// DefaultTable is the lease table's name when the DSN or [Config] names
+// none.
+const DefaultTable = "distlock_leases"
+
+// maxTableName is the longest table name accepted, in bytes: the name is
+// also the NOTIFY channel, and channel names are identifiers, which
+// PostgreSQL limits to 63 bytes.
+const maxTableName = 63
+
+var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// table is a validated lease table name and the statements that use it.
+// The name and the channel are spliced into SQL text only after validation,
+// and then quoted; keys, values and TTLs only ever travel as bind
+// parameters.
+type table struct {
+	name  string // as configured: "locks" or "schema.locks"; also the channel
+	ident string // the name quoted as an identifier
+
+	acquire, extend, release, inspect string // one statement each
+	exists, create, listen            string
+}
+
+// newTable validates name ("" means DefaultTable) and prepares the
+// statements on the table it names.
+func newTable(name string) (*table, error) {
+	if name == "" {
+		name = DefaultTable
+	}
+	if len(name) > maxTableName {
+		return nil, fmt.Errorf("table name %q is %d bytes long, over the maximum of %d", truncate(name, 80), len(name), maxTableName)
+	}
+	parts := strings.Split(name, ".")
+	if len(parts) > 2 {
+		return nil, fmt.Errorf("table name %q has more than one '.': give a table, or schema.table", name)
+	}
+	for _, p := range parts {
+		if !identifier.MatchString(p) {
+			return nil, fmt.Errorf("table name %q is not an identifier (letters, digits and '_', not starting with a digit), or schema.identifier", name)
+		}
+	}
+	t := &table{name: name, ident: pgx.Identifier(parts).Sanitize()}
+	channel := quoteLiteral(name)
+
+	// Acquire grants the key if nobody holds it, bumping the key's fencing
+	// counter in the same statement, under the row lock that ON CONFLICT
+	// takes, so tokens come out in the order of grants. The NOT EXISTS
+	// guard reads the row without locking it: an attempt on a held key
+	// (the common case under contention) then writes nothing, neither a row
+	// lock nor WAL. Whether a lease has ended is judged by the server's
+	// clock when the row is examined (clock_timestamp(), not the
+	// statement's start, now(), which is stale for a statement that waited
+	// for the row lock).
+	t.acquire = `INSERT INTO ` + t.ident + ` AS l (key, value, fence, expires_at)
+SELECT $1::text, $2::text, 1, clock_timestamp() + $3::interval
+WHERE NOT EXISTS (SELECT 1 FROM ` + t.ident + ` WHERE key = $1::text AND expires_at > clock_timestamp())
+ON CONFLICT (key) DO UPDATE
+SET value = excluded.value, fence = l.fence + 1, expires_at = clock_timestamp() + $3::interval
+WHERE l.expires_at <= clock_timestamp()
+RETURNING fence`
+
+	// Extend never revives a lease that has ended, even if nobody took the
+	// key since.
+	t.extend = `UPDATE ` + t.ident + ` SET expires_at = clock_timestamp() + $3::interval
+WHERE key = $1 AND value = $2 AND expires_at > clock_timestamp()`
+
+	// Release ends the lease now and keeps the row, so the key's fencing
+	// counter never goes back, and announces the release to listeners when
+	// it commits.
+	t.release = `UPDATE ` + t.ident + ` SET expires_at = clock_timestamp()
+WHERE key = $1 AND value = $2 AND expires_at > clock_timestamp()
+RETURNING pg_notify(` + channel + `, key)`
+
+	t.inspect = `SELECT value, fence, floor(extract(epoch FROM expires_at - clock_timestamp()) * 1000000)::bigint
+FROM ` + t.ident + ` WHERE key = $1 AND expires_at > clock_timestamp()`
+
+	t.exists = `SELECT to_regclass($1) IS NOT NULL`
+	t.create = `CREATE TABLE IF NOT EXISTS ` + t.ident + ` (
+	key        text COLLATE "C" PRIMARY KEY,
+	value      text        NOT NULL,
+	fence      bigint      NOT NULL,
+	expires_at timestamptz NOT NULL
+) WITH (fillfactor = 80)`
+	t.listen = `LISTEN ` + pgx.Identifier{name}.Sanitize()
+	return t, nil
+}
+
+// quoteLiteral quotes s as an SQL string literal.
+func quoteLiteral(s string) string {
+	return `'` + strings.ReplaceAll(s, `'`, `''`) + `'`
+}
+
+// querier is what ensure needs of a pool or a connection.
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// ensure makes sure the table exists, creating it if create is set. It
+// leaves an existing table alone without asking for the right to create
+// one, and tolerates creators racing each other.
+func (t *table) ensure(ctx context.Context, db querier, create bool) error {
+	var exists bool
+	if err := db.QueryRow(ctx, t.exists, t.ident).Scan(&exists); err != nil {
+		return fmt.Errorf("postgres: looking for table %s: %w", t.name, err)
+	}
+	if exists {
+		return nil
+	}
+	if !create {
+		return fmt.Errorf("postgres: table %s does not exist, and the driver was told not to create it (%s=false)", t.name, paramCreate)
+	}
+	_, err := db.Exec(ctx, t.create)
+	if isDuplicate(err) {
+		// CREATE TABLE IF NOT EXISTS is not atomic: a creator that lost a
+		// race with another fails once the winner commits. Now that it
+		// has, IF NOT EXISTS holds.
+		_, err = db.Exec(ctx, t.create)
+	}
+	if err != nil {
+		return fmt.Errorf("postgres: creating table %s: %w", t.name, err)
+	}
+	return nil
+}
+
+// isDuplicate reports whether err is what a losing concurrent CREATE TABLE
+// IF NOT EXISTS gets: duplicate_table, or unique_violation on the catalog.
+func isDuplicate(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "42P07" || pe.Code == "23505")
+}
