@@ -23,6 +23,7 @@ package goredis
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/url"
 	"strings"
 	"time"
@@ -73,6 +74,9 @@ func (Driver) OpenConnector(dsn string) (driver.Connector, error) {
 		if !q.Has("dialer_retries") {
 			o.DialerRetries = 1
 		}
+		if o.TLSConfig == nil {
+			o.Dialer = plainDialer(o)
+		}
 		c.clients = append(c.clients, o)
 	}
 	return c, nil
@@ -86,6 +90,26 @@ func query(raw string) url.Values {
 	}
 	return u.Query()
 }
+
+// plainDialer dials TCP connections that hide their file descriptor from
+// go-redis, which then skips the liveness probe it runs at every pool Get
+// (a recvfrom system call and three allocations per command, as it already
+// does for TLS connections). A connection that died while idle then fails
+// its next command: one node's error in one round, which the quorum
+// absorbs and the next attempt does not see.
+func plainDialer(o *redis.Options) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	d := &net.Dialer{Timeout: o.DialTimeout, KeepAlive: 5 * time.Minute}
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return opaqueConn{c}, nil
+	}
+}
+
+// opaqueConn is a net.Conn without the SyscallConn method.
+type opaqueConn struct{ net.Conn }
 
 // connector builds new clients at each Connect, and the connection owns
 // them.
@@ -177,14 +201,10 @@ type node struct {
 
 var _ redlock.Node = (*node)(nil)
 
-func (n *node) SetNX(ctx context.Context, key, value string, ttl time.Duration) (bool, error) {
-	return n.c.SetNX(ctx, key, value, ttl).Result()
-}
-
-func (n *node) Run(ctx context.Context, s *redlock.Script, keys []string, args ...any) (int64, error) {
-	v, err := n.c.EvalSha(ctx, s.SHA, keys, args...).Int64()
-	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
-		v, err = n.c.Eval(ctx, s.Src, keys, args...).Int64()
+func (n *node) Do(ctx context.Context, args []any) (any, error) {
+	v, err := n.c.Do(ctx, args...).Result()
+	if err == redis.Nil {
+		return nil, nil
 	}
 	return v, err
 }
@@ -192,8 +212,6 @@ func (n *node) Run(ctx context.Context, s *redlock.Script, keys []string, args .
 func (n *node) Subscribe(ctx context.Context) (redlock.Subscriber, error) {
 	return pubsub{n.c.Subscribe(ctx)}, nil
 }
-
-func (n *node) Ping(ctx context.Context) error { return n.c.Ping(ctx).Err() }
 
 func (n *node) String() string { return name(n.c) }
 

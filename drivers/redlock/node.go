@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
-	"time"
+	"errors"
+	"fmt"
+	"strings"
 )
 
 // Node is one independent Redis master, as the algorithm needs it. The
@@ -13,20 +15,17 @@ import (
 // behind a failover client, or a cluster client. Every method must honour
 // its context's deadline: that is what bounds a hung node.
 type Node interface {
-	// SetNX sets key to value with an expiry of ttl (SET key value NX PX
-	// ms) if key does not exist, and reports whether it did.
-	SetNX(ctx context.Context, key, value string, ttl time.Duration) (bool, error)
-
-	// Run runs script with EVALSHA, falling back to EVAL when the server
-	// does not know it, and returns its integer reply. Keys and arguments
-	// go only through KEYS and ARGV.
-	Run(ctx context.Context, script *Script, keys []string, args ...any) (int64, error)
+	// Do sends one command (args[0] is its name; the others are strings
+	// and int64s) and returns the reply: a status or bulk string reply as a
+	// string, an integer reply as an int64, a nil reply as nil with a nil
+	// error, and an error reply as an error whose message is the server's
+	// (such as "NOSCRIPT ..."). Do must not modify args: the same slice goes
+	// to every node of a round at once. The command is sent once; the
+	// algorithm decides what to retry.
+	Do(ctx context.Context, args []any) (any, error)
 
 	// Subscribe opens a dedicated publish/subscribe connection to the node.
 	Subscribe(ctx context.Context) (Subscriber, error)
-
-	// Ping checks that the node answers.
-	Ping(ctx context.Context) error
 
 	// String names the node for errors and logs (its address, never its
 	// credentials).
@@ -85,3 +84,35 @@ func NewScript(src string) *Script {
 	sum := sha1.Sum([]byte(src))
 	return &Script{Src: src, SHA: hex.EncodeToString(sum[:])}
 }
+
+// call returns the arguments of an EVALSHA of s with keys and args, to be
+// sent by [run] to any number of nodes.
+func (s *Script) call(keys []string, args ...any) []any {
+	cmd := make([]any, 0, 3+len(keys)+len(args))
+	cmd = append(cmd, "EVALSHA", s.SHA, int64(len(keys)))
+	for _, k := range keys {
+		cmd = append(cmd, k)
+	}
+	return append(cmd, args...)
+}
+
+// run sends call (from Script.call) to n and returns the script's integer
+// reply, falling back to EVAL with the script's text if n does not know it.
+func run(ctx context.Context, n Node, s *Script, call []any) (int64, error) {
+	reply, err := n.Do(ctx, call)
+	if err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
+		eval := append([]any{"EVAL", s.Src}, call[2:]...)
+		reply, err = n.Do(ctx, eval)
+	}
+	if err != nil {
+		return 0, err
+	}
+	v, ok := reply.(int64)
+	if !ok {
+		return 0, fmt.Errorf("script %.8s replied %T, want an integer", s.SHA, reply)
+	}
+	return v, nil
+}
+
+// errNoReply marks a node that answered with nothing usable.
+var errNoReply = errors.New("unexpected reply")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
+	"time"
 )
 
 // verdict is the outcome of one round of requests to the nodes.
@@ -30,58 +31,118 @@ type reply struct {
 // hold up a verdict, and a verdict that can no longer change is not waited
 // for.
 type round struct {
+	nodes     []Node
 	n, quorum int
+	ask       func(ctx context.Context, i int, n Node) (yes bool, val int64, err error)
+	cleanup   func(Node)
+	nctx      context.Context    // the node timeout's context
+	cancel    context.CancelFunc // ends nctx; called when the last node is done
+	running   atomic.Int32       // node requests not yet done
 	replies   chan reply
-	decided   chan struct{}      // closed by finish
-	failing   atomic.Bool        // the round's final outcome is a failure; set before decided closes
-	cancel    context.CancelFunc // ends the node contexts; called by the last node goroutine
+	decided   chan struct{} // closed by finish, if there is a cleanup
+	failing   atomic.Bool   // the final outcome is a failure; set before decided closes
+	sync      *reply        // with one node, its reply, asked on the caller's goroutine
 
+	// For acquisitions: the value acquired, which nodes' requests have
+	// ended, and a channel closed when all have, so that a release does
+	// not overtake a straggling SET on its node.
+	r        *Redlock
+	value    string
+	ended    atomic.Uint64
+	allEnded chan struct{}
+
+	got     int // replies tallied
 	yes, no int
 	yesSet  uint64 // bit i: node i said yes
 	max     int64  // the largest val among yes replies
 	errs    []error
 }
 
-// start runs ask on each node of r in its own goroutine, each under the
-// node timeout, and returns the round to tally. If cleanup is not nil, each
-// goroutine waits after its reply until the round is finished and, if the
-// round failed, calls cleanup for its node unless the node said no (a node
-// that said no changed nothing). The node contexts end when the last
-// goroutine is done.
+// start runs ask on each node under the node timeout, and returns the
+// round to tally. With several nodes, each is asked on a goroutine of its
+// own, so that none waits for another; a single node is asked on the
+// caller's goroutine. If cleanup is not nil, it is called for each node
+// once the round is finished, if the round failed and the node did not say
+// no (a node that said no changed nothing), but never before that node's
+// own request has ended. The node context ends when the last node is done.
 func (r *Redlock) start(ctx context.Context, ask func(ctx context.Context, i int, n Node) (yes bool, val int64, err error), cleanup func(Node)) *round {
 	n := len(r.nodes)
-	rd := &round{n: n, quorum: n/2 + 1, replies: make(chan reply, n), decided: make(chan struct{})}
-	nctx, cancel := context.WithTimeout(ctx, r.cfg.nodeTimeout)
-	rd.cancel = cancel
-	var running atomic.Int32
-	running.Store(int32(n))
-	for i, node := range r.nodes {
-		go func() {
-			yes, val, err := ask(nctx, i, node)
-			if err != nil {
-				err = &NodeError{Node: node.String(), Err: err}
-			}
-			rd.replies <- reply{node: i, yes: yes, val: val, err: err}
-			if cleanup != nil {
-				<-rd.decided
-				if rd.failing.Load() && (yes || err != nil) {
-					cleanup(node)
-				}
-			}
-			if running.Add(-1) == 0 {
-				rd.cancel()
-			}
-		}()
+	rd := &round{nodes: r.nodes, n: n, quorum: n/2 + 1, ask: ask, cleanup: cleanup}
+	rd.nctx, rd.cancel = context.WithTimeout(ctx, r.cfg.nodeTimeout)
+	if n == 1 {
+		rep := rd.do(0)
+		rd.sync = &rep
+		rd.cancel()
+		return rd
+	}
+	rd.replies = make(chan reply, n)
+	if cleanup != nil {
+		rd.decided = make(chan struct{})
+		rd.allEnded = make(chan struct{})
+		rd.r = r
+	}
+	rd.running.Store(int32(n))
+	for i := range rd.nodes {
+		go rd.async(i)
 	}
 	return rd
+}
+
+// do asks node i.
+func (rd *round) do(i int) reply {
+	node := rd.nodes[i]
+	yes, val, err := rd.ask(rd.nctx, i, node)
+	if err != nil {
+		err = &NodeError{Node: node.String(), Err: err}
+	}
+	return reply{node: i, yes: yes, val: val, err: err}
+}
+
+// async asks node i on its own goroutine, and cleans up after it if the
+// round fails.
+func (rd *round) async(i int) {
+	rep := rd.do(i)
+	rd.ended.Or(1 << i)
+	rd.replies <- rep
+	if rd.decided != nil {
+		<-rd.decided
+		if rd.failing.Load() && (rep.yes || rep.err != nil) {
+			rd.cleanup(rd.nodes[i])
+		}
+	}
+	if rd.running.Add(-1) == 0 {
+		rd.cancel()
+		if rd.allEnded != nil {
+			close(rd.allEnded)
+			rd.r.untrack(rd)
+		}
+	}
+}
+
+// waitEnded waits until the request of the round to node i has ended, or
+// ctx is done.
+func (rd *round) waitEnded(ctx context.Context, i int) {
+	if rd.ended.Load()&(1<<i) != 0 {
+		return
+	}
+	select {
+	case <-rd.allEnded:
+	case <-ctx.Done():
+	}
 }
 
 // tally reads replies until the outcome is decided, or until every node
 // has answered.
 func (rd *round) tally() verdict {
 	lose := rd.n - rd.quorum + 1 // no's that make a quorum of yes impossible
-	for got := 0; got < rd.n; got++ {
-		rep := <-rd.replies
+	for rd.got < rd.n {
+		var rep reply
+		if rd.sync != nil {
+			rep = *rd.sync
+		} else {
+			rep = <-rd.replies
+		}
+		rd.got++
 		switch {
 		case rep.err != nil:
 			rd.errs = append(rd.errs, rep.err)
@@ -92,7 +153,7 @@ func (rd *round) tally() verdict {
 		default:
 			rd.no++
 		}
-		left := rd.n - got - 1
+		left := rd.n - rd.got
 		switch {
 		case rd.yes >= rd.quorum:
 			return granted
@@ -105,10 +166,37 @@ func (rd *round) tally() verdict {
 	return failed // unreachable: with every reply in, one case above holds
 }
 
+// linger waits for the replies still missing after a verdict, but no
+// longer than the verdict took (since start): healthy nodes answer within
+// about that time, hung ones are not waited for. Release uses it so that a
+// key it frees is gone from every healthy node when it returns, and the
+// next acquisition finds no straggler holding it.
+func (rd *round) linger(start time.Time) {
+	if rd.got >= rd.n {
+		return
+	}
+	t := time.NewTimer(time.Since(start))
+	defer t.Stop()
+	for ; rd.got < rd.n; rd.got++ {
+		select {
+		case <-rd.replies:
+		case <-t.C:
+			return
+		}
+	}
+}
+
 // finish ends the round, telling the node goroutines whether it failed.
 func (rd *round) finish(failure bool) {
-	rd.failing.Store(failure)
-	close(rd.decided)
+	switch {
+	case rd.sync != nil:
+		if failure && rd.cleanup != nil && (rd.sync.yes || rd.sync.err != nil) {
+			rd.cleanup(rd.nodes[0])
+		}
+	case rd.decided != nil:
+		rd.failing.Store(failure)
+		close(rd.decided)
+	}
 }
 
 // err describes a round that reached no quorum because nodes failed.

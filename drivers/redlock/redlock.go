@@ -77,6 +77,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/distlock/lock/driver"
@@ -130,6 +131,9 @@ type Redlock struct {
 	nodes []Node
 	cfg   config
 	subs  *subscriptions
+
+	mu       sync.Mutex
+	inflight map[string]*round // acquisitions granted while some of their requests were still out, by value
 }
 
 var (
@@ -168,7 +172,7 @@ func New(nodes []Node, opts ...Option) (*Redlock, error) {
 		}
 		seen[name] = true
 	}
-	r := &Redlock{nodes: nodes, cfg: cfg}
+	r := &Redlock{nodes: nodes, cfg: cfg, inflight: make(map[string]*round)}
 	r.subs = newSubscriptions(r)
 	return r, nil
 }
@@ -187,22 +191,31 @@ func (r *Redlock) Acquire(ctx context.Context, key, value string, ttl time.Durat
 	ms := millis(ttl) // rounded up: a lease a little longer than asked is safe
 	var ask func(context.Context, int, Node) (bool, int64, error)
 	if r.cfg.fencing {
-		keys := []string{lk, r.fenceKey(lk)}
+		call := fencedAcquireScript.call([]string{lk, r.fenceKey(lk)}, value, ms)
 		ask = func(ctx context.Context, _ int, n Node) (bool, int64, error) {
-			v, err := n.Run(ctx, fencedAcquireScript, keys, value, ms)
+			v, err := run(ctx, n, fencedAcquireScript, call)
 			return err == nil && v >= 0, v, err
 		}
 	} else {
+		set := []any{"SET", lk, value, "PX", ms, "NX"}
 		ask = func(ctx context.Context, _ int, n Node) (bool, int64, error) {
-			ok, err := n.SetNX(ctx, lk, value, time.Duration(ms)*time.Millisecond)
-			return ok, 0, err
+			reply, err := n.Do(ctx, set)
+			switch {
+			case err != nil:
+				return false, 0, err
+			case reply == nil:
+				return false, 0, nil // NX: the key exists
+			case reply != "OK":
+				return false, 0, fmt.Errorf("SET replied %v: %w", reply, errNoReply)
+			}
+			return true, 0, nil
 		}
 	}
 	rd := r.start(ctx, ask, func(n Node) { r.undo(ctx, n, lk, value) })
-	v := rd.tally()
+	rd.value = value
 	var lease driver.Lease
 	var err error
-	switch v {
+	switch rd.tally() {
 	case granted:
 		if r.cfg.fencing {
 			lease, err = r.fence(ctx, rd, lk, value)
@@ -212,20 +225,53 @@ func (r *Redlock) Acquire(ctx context.Context, key, value string, ttl time.Durat
 	default:
 		err = rd.err("acquire")
 	}
+	if err == nil {
+		r.track(rd)
+	}
 	rd.finish(err != nil)
 	return lease, err
+}
+
+// track remembers a granted acquisition whose requests to some nodes are
+// still out, so that its release waits for them node by node; the last
+// request to end forgets it (see round.async).
+func (r *Redlock) track(rd *round) {
+	if rd.sync != nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if rd.running.Load() > 0 {
+		r.inflight[rd.value] = rd
+	}
+}
+
+func (r *Redlock) untrack(rd *round) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.inflight[rd.value] == rd {
+		delete(r.inflight, rd.value)
+	}
+}
+
+// straggling returns the acquisition of value if some of its requests are
+// still out.
+func (r *Redlock) straggling(value string) *round {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.inflight[value]
 }
 
 // fence raises the key's counter to max+1 on the nodes that granted the
 // lock, and returns the token if a quorum took it.
 func (r *Redlock) fence(ctx context.Context, acq *round, lk, value string) (driver.Lease, error) {
 	t := acq.max + 1
-	keys := []string{lk, r.fenceKey(lk)}
+	call := fenceScript.call([]string{lk, r.fenceKey(lk)}, value, t)
 	rd := r.start(ctx, func(ctx context.Context, i int, n Node) (bool, int64, error) {
 		if acq.yesSet&(1<<i) == 0 {
 			return false, 0, nil // the lock is not ours there: count it as a no
 		}
-		v, err := n.Run(ctx, fenceScript, keys, value, t)
+		v, err := run(ctx, n, fenceScript, call)
 		return err == nil && v == 1, v, err
 	}, nil)
 	defer rd.finish(false)
@@ -242,20 +288,35 @@ func (r *Redlock) fence(ctx context.Context, acq *round, lk, value string) (driv
 func (r *Redlock) undo(ctx context.Context, n Node, lk, value string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(cleanupTimeout, r.cfg.nodeTimeout))
 	defer cancel()
-	n.Run(ctx, releaseScript, []string{lk}, value, "") //nolint:errcheck // best effort; the key expires anyway
+	// Best effort: if it fails, the key expires by its TTL.
+	run(ctx, n, releaseScript, releaseScript.call([]string{lk}, value, "")) //nolint:errcheck
+}
+
+// yesIfOne runs the script call on every node, and counts a reply of 1 as
+// a yes and 0 as a no.
+func (r *Redlock) yesIfOne(ctx context.Context, s *Script, call []any) *round {
+	return r.start(ctx, func(ctx context.Context, _ int, n Node) (bool, int64, error) {
+		v, err := run(ctx, n, s, call)
+		return err == nil && v == 1, v, err
+	}, nil)
 }
 
 // Release deletes key on every node where value holds it.
 func (r *Redlock) Release(ctx context.Context, key, value string) error {
-	keys := []string{r.lockKey(key)}
-	ch := r.channel(key)
-	rd := r.start(ctx, func(ctx context.Context, _ int, n Node) (bool, int64, error) {
-		v, err := n.Run(ctx, releaseScript, keys, value, ch)
+	start := time.Now()
+	call := releaseScript.call([]string{r.lockKey(key)}, value, r.channel(key))
+	acq := r.straggling(value)
+	rd := r.start(ctx, func(ctx context.Context, i int, n Node) (bool, int64, error) {
+		if acq != nil {
+			acq.waitEnded(ctx, i) // never overtake this node's own SET
+		}
+		v, err := run(ctx, n, releaseScript, call)
 		return err == nil && v == 1, v, err
 	}, nil)
 	defer rd.finish(false)
 	switch rd.tally() {
 	case granted:
+		rd.linger(start)
 		return nil
 	case refused:
 		return driver.ErrNotHeld
@@ -266,12 +327,7 @@ func (r *Redlock) Release(ctx context.Context, key, value string) error {
 // Extend resets the expiry of key to ttl on every node where value holds
 // it, and succeeds if a quorum did.
 func (r *Redlock) Extend(ctx context.Context, key, value string, ttl time.Duration) error {
-	keys := []string{r.lockKey(key)}
-	ms := millis(ttl)
-	rd := r.start(ctx, func(ctx context.Context, _ int, n Node) (bool, int64, error) {
-		v, err := n.Run(ctx, extendScript, keys, value, ms)
-		return err == nil && v == 1, v, err
-	}, nil)
+	rd := r.yesIfOne(ctx, extendScript, extendScript.call([]string{r.lockKey(key)}, value, millis(ttl)))
 	defer rd.finish(false)
 	switch rd.tally() {
 	case granted:
@@ -282,10 +338,12 @@ func (r *Redlock) Extend(ctx context.Context, key, value string, ttl time.Durati
 	return rd.err("extend")
 }
 
+var pingCmd = []any{"PING"}
+
 // Ping succeeds if a quorum of nodes answers.
 func (r *Redlock) Ping(ctx context.Context) error {
 	rd := r.start(ctx, func(ctx context.Context, _ int, n Node) (bool, int64, error) {
-		err := n.Ping(ctx)
+		_, err := n.Do(ctx, pingCmd)
 		return err == nil, 0, err
 	}, nil)
 	defer rd.finish(false)
