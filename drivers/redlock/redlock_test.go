@@ -1,0 +1,295 @@
+package redlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/distlock/lock/driver"
+)
+
+// These tests check the algorithm's decisions and orderings with scripted
+// nodes, where real servers cannot be made to answer in a chosen order.
+// The drivers' own tests run the whole algorithm on real redis-server
+// processes, faults included.
+
+// fakeNode is a Node that keeps keys in memory, runs the package's
+// scripts natively, and can be told to delay or hang.
+type fakeNode struct {
+	name string
+
+	mu    sync.Mutex
+	keys  map[string]string
+	log   []string      // commands in the order they took effect
+	delay time.Duration // before each command takes effect
+	hang  bool          // never answer (until ctx ends)
+}
+
+func newFake(name string) *fakeNode { return &fakeNode{name: name, keys: make(map[string]string)} }
+
+func (f *fakeNode) setDelay(d time.Duration) { f.mu.Lock(); f.delay = d; f.mu.Unlock() }
+func (f *fakeNode) setHang(h bool)           { f.mu.Lock(); f.hang = h; f.mu.Unlock() }
+
+func (f *fakeNode) commands() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.log...)
+}
+
+func (f *fakeNode) Do(ctx context.Context, args []any) (any, error) {
+	f.mu.Lock()
+	delay, hang := f.delay, f.hang
+	f.mu.Unlock()
+	if hang {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	if delay > 0 {
+		time.Sleep(delay) // like a server that is slow but answers: ignores ctx
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	name := args[0].(string)
+	switch name {
+	case "PING":
+		return "PONG", nil
+	case "SET":
+		k, v := args[1].(string), args[2].(string)
+		f.log = append(f.log, "SET "+v)
+		if _, ok := f.keys[k]; ok {
+			return nil, nil
+		}
+		f.keys[k] = v
+		return "OK", nil
+	case "EVALSHA":
+		sha := args[1].(string)
+		k, v := args[3].(string), args[4].(string)
+		switch sha {
+		case releaseScript.SHA:
+			f.log = append(f.log, "RELEASE "+v)
+			if f.keys[k] == v {
+				delete(f.keys, k)
+				return int64(1), nil
+			}
+			return int64(0), nil
+		case extendScript.SHA:
+			f.log = append(f.log, "EXTEND "+v)
+			if f.keys[k] == v {
+				return int64(1), nil
+			}
+			return int64(0), nil
+		}
+	}
+	return nil, fmt.Errorf("ERR unknown command %v", args)
+}
+
+func (f *fakeNode) Subscribe(context.Context) (Subscriber, error) {
+	return nil, errors.New("no pub/sub here")
+}
+func (f *fakeNode) String() string { return f.name }
+func (f *fakeNode) Close() error   { return nil }
+
+func fakes(t *testing.T, n int, opts ...Option) (*Redlock, []*fakeNode) {
+	t.Helper()
+	fs := make([]*fakeNode, n)
+	nodes := make([]Node, n)
+	for i := range fs {
+		fs[i] = newFake(fmt.Sprintf("node%d", i))
+		nodes[i] = fs[i]
+	}
+	r, err := New(nodes, append([]Option{WithNodeTimeout(200 * time.Millisecond)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r, fs
+}
+
+func TestAcquire_hungMinorityDoesNotDelay(t *testing.T) {
+	r, fs := fakes(t, 5)
+	fs[3].setHang(true)
+	fs[4].setHang(true)
+	start := time.Now()
+	if _, err := r.Acquire(t.Context(), "k", "v1", time.Second); err != nil {
+		t.Fatalf("Acquire with 2 of 5 hung: %v", err)
+	}
+	if took := time.Since(start); took > 100*time.Millisecond {
+		t.Errorf("Acquire took %v: it waited for the hung nodes (timeout 200ms)", took)
+	}
+	start = time.Now()
+	if err := r.Release(t.Context(), "k", "v1"); err != nil {
+		t.Fatalf("Release with 2 of 5 hung: %v", err)
+	}
+	if took := time.Since(start); took > 100*time.Millisecond {
+		t.Errorf("Release took %v: it waited for the hung nodes", took)
+	}
+}
+
+func TestAcquire_hungMajorityFailsAsUnavailable(t *testing.T) {
+	r, fs := fakes(t, 5)
+	for _, f := range fs[:3] {
+		f.setHang(true)
+	}
+	start := time.Now()
+	_, err := r.Acquire(t.Context(), "k", "v1", time.Second)
+	took := time.Since(start)
+	var qe *QuorumError
+	if !errors.As(err, &qe) || errors.Is(err, driver.ErrHeld) {
+		t.Fatalf("Acquire with 3 of 5 hung = %v, want a *QuorumError that is not ErrHeld", err)
+	}
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "unavailable") {
+		t.Errorf("error %q should say the nodes were unavailable and wrap their timeouts", err)
+	}
+	if took < 200*time.Millisecond || took > 400*time.Millisecond {
+		t.Errorf("Acquire took %v; want about the node timeout (200ms)", took)
+	}
+}
+
+func TestAcquire_heldByQuorumDecidesAtOnce(t *testing.T) {
+	r, fs := fakes(t, 5)
+	for _, f := range fs[:3] {
+		f.keys["distlock:{k}"] = "other"
+	}
+	fs[3].setHang(true)
+	fs[4].setHang(true)
+	start := time.Now()
+	if _, err := r.Acquire(t.Context(), "k", "v1", time.Second); !errors.Is(err, driver.ErrHeld) {
+		t.Fatalf("Acquire = %v, want ErrHeld", err)
+	}
+	if took := time.Since(start); took > 100*time.Millisecond {
+		t.Errorf("refusal took %v: it waited for hung nodes after a quorum said held", took)
+	}
+}
+
+func TestAcquire_failedCleanupNeverOvertakesSET(t *testing.T) {
+	r, fs := fakes(t, 5)
+	for _, f := range fs[:3] {
+		f.keys["distlock:{k}"] = "other"
+	}
+	fs[4].setDelay(50 * time.Millisecond) // its SET succeeds, late
+	if _, err := r.Acquire(t.Context(), "k", "v1", time.Second); !errors.Is(err, driver.ErrHeld) {
+		t.Fatalf("Acquire = %v, want ErrHeld", err)
+	}
+	// The cleanup runs in the background once node 4's SET has answered.
+	deadline := time.Now().Add(2 * time.Second)
+	for time.Now().Before(deadline) {
+		if got := fs[4].commands(); len(got) == 2 {
+			if got[0] != "SET v1" || got[1] != "RELEASE v1" {
+				t.Fatalf("node 4 saw %q; want its SET, then the cleanup", got)
+			}
+			if v, held := fs[4].keys["distlock:{k}"]; held {
+				t.Fatalf("node 4 still holds the key for %q after the cleanup", v)
+			}
+			if got := fs[3].commands(); len(got) != 2 || got[1] != "RELEASE v1" {
+				t.Errorf("node 3, which granted, saw %q; want SET then RELEASE", got)
+			}
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("node 4 saw %q; want its SET, then the cleanup", fs[4].commands())
+}
+
+func TestRelease_neverOvertakesAStragglingSET(t *testing.T) {
+	r, fs := fakes(t, 5)
+	fs[4].setDelay(60 * time.Millisecond)
+	if _, err := r.Acquire(t.Context(), "k", "v1", time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Release(t.Context(), "k", "v1"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for time.Now().Before(deadline) {
+		if got := fs[4].commands(); len(got) == 2 {
+			if got[0] != "SET v1" || got[1] != "RELEASE v1" {
+				t.Fatalf("node 4 saw %q; the release overtook its SET", got)
+			}
+			if _, held := fs[4].keys["distlock:{k}"]; held {
+				t.Fatal("node 4 still holds the released key")
+			}
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("node 4 saw %q; want SET, then RELEASE", fs[4].commands())
+}
+
+func TestExtendRelease_verdicts(t *testing.T) {
+	r, fs := fakes(t, 3)
+	if _, err := r.Acquire(t.Context(), "k", "v1", time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Extend(t.Context(), "k", "other", time.Second); !errors.Is(err, driver.ErrNotHeld) {
+		t.Errorf("Extend by another value = %v, want ErrNotHeld", err)
+	}
+	if err := r.Release(t.Context(), "k", "other"); !errors.Is(err, driver.ErrNotHeld) {
+		t.Errorf("Release by another value = %v, want ErrNotHeld", err)
+	}
+	fs[0].setHang(true)
+	fs[1].setHang(true)
+	var qe *QuorumError
+	if err := r.Extend(t.Context(), "k", "v1", time.Second); !errors.As(err, &qe) {
+		t.Errorf("Extend with 2 of 3 hung = %v, want a *QuorumError", err)
+	}
+	fs[0].setHang(false)
+	if err := r.Extend(t.Context(), "k", "v1", time.Second); err != nil {
+		t.Errorf("Extend with 1 of 3 hung: %v", err)
+	}
+}
+
+func TestNew_refusesBadNodeLists(t *testing.T) {
+	a, b := newFake("127.0.0.1:7001"), newFake("127.0.0.1:7001")
+	cases := map[string]struct {
+		nodes []Node
+		opts  []Option
+	}{
+		"none":        {nil, nil},
+		"twice":       {[]Node{a, b}, nil},
+		"nil":         {[]Node{a, nil}, nil},
+		"zeroTimeout": {[]Node{a}, []Option{WithNodeTimeout(0)}},
+		"nilOption":   {[]Node{a}, []Option{nil}},
+	}
+	for name, c := range cases {
+		if _, err := New(c.nodes, c.opts...); err == nil {
+			t.Errorf("%s: New succeeded", name)
+		}
+	}
+}
+
+func TestParseDSN(t *testing.T) {
+	urls, opts, err := ParseDSN("redis://:pw@a:1/0?node_timeout=20ms&fencing=true, rediss://b:2?key_prefix=x:&dial_timeout=1s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(urls) != 2 || urls[0] != "redis://:pw@a:1/0" || urls[1] != "rediss://b:2?dial_timeout=1s" {
+		t.Errorf("urls = %q", urls)
+	}
+	var cfg config
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.nodeTimeout != 20*time.Millisecond || !cfg.fencing || cfg.prefix != "x:" {
+		t.Errorf("config = %+v", cfg)
+	}
+	for _, bad := range []string{
+		"",
+		"http://a:1",
+		"redis://",
+		"redis://:s3cret@a:1?node_timeout=-1s",
+		"redis://:s3cret@a:1?fencing=maybe",
+		"redis://:s3cret@a:1?fencing=true,redis://b:1?fencing=false",
+		"redis://:s3cret@a:bad",
+	} {
+		_, _, err := ParseDSN(bad)
+		if err == nil {
+			t.Errorf("ParseDSN(%q) succeeded", bad)
+		} else if strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("ParseDSN(%q) = %q: the error repeats the password", bad, err)
+		}
+	}
+}
