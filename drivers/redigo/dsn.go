@@ -1,0 +1,246 @@
+package redigo
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net"
+	"net/url"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+)
+
+// DSN query parameters of one URL, besides the algorithm's own (see
+// redlock.ParseDSN). The names are go-redis's where they mean the same.
+const (
+	paramClientName      = "client_name"       // CLIENT SETNAME on every connection
+	paramDialTimeout     = "dial_timeout"      // bounds a dial: TCP, TLS, AUTH, SELECT (default 5s)
+	paramWriteTimeout    = "write_timeout"     // bounds each command's write (default: none)
+	paramMaxIdleConns    = "max_idle_conns"    // idle connections kept (default 10 per GOMAXPROCS)
+	paramMaxActiveConns  = "max_active_conns"  // connections open at once; 0 is no limit (the default)
+	paramIdleTimeout     = "idle_timeout"      // idle connections older than this are closed (default 5m)
+	paramConnMaxLifetime = "conn_max_lifetime" // connections older than this are closed (default: never)
+	paramSkipVerify      = "skip_verify"       // rediss only: do not verify the server's certificate
+)
+
+const (
+	defaultDialTimeout = 5 * time.Second
+	defaultIdleTimeout = 5 * time.Minute
+
+	// subscribeWriteTimeout bounds a SUBSCRIBE or UNSUBSCRIBE written to
+	// a publish/subscribe connection whose node stopped reading, when the
+	// URL sets no write_timeout.
+	subscribeWriteTimeout = 5 * time.Second
+)
+
+// dbPath is the database part of a URL's path, as redigo reads it.
+var dbPath = regexp.MustCompile(`^/(\d*)$`)
+
+// endpoint is one node of the DSN: how to dial it, and its pool's
+// settings. Its URL may hold a password: it goes to redigo only, never into
+// an error or a name.
+type endpoint struct {
+	url  string
+	addr string // host:port, as redigo dials it: the node's name
+
+	dialTimeout  time.Duration
+	writeTimeout time.Duration
+	opts         []redis.DialOption // every dial's options but the timeouts
+
+	maxIdle, maxActive int
+	idleTimeout        time.Duration
+	maxLifetime        time.Duration
+}
+
+// parseURL parses the i-th URL of a DSN (from redlock.ParseDSN, so its
+// scheme and host have been checked) the way redis.DialURLContext will,
+// so that a URL it would refuse fails here. Errors name the URL by its
+// number, never by its text.
+func parseURL(i int, raw string) (*endpoint, error) {
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("redigo: URL #%d of the DSN: %s", i+1, fmt.Sprintf(format, args...))
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fail("malformed") // redlock.ParseDSN parsed it already
+	}
+	if u.Opaque != "" {
+		return nil, fail("opaque URL, want redis://host:port")
+	}
+	host, port, err := net.SplitHostPort(u.Host)
+	if err != nil { // no port, as redigo assumes
+		host, port = u.Host, "6379"
+	}
+	if host == "" {
+		host = "localhost"
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return nil, fail("port %q is not a number from 0 to 65535", port)
+	}
+	e := &endpoint{
+		url:         raw,
+		addr:        net.JoinHostPort(host, port),
+		dialTimeout: defaultDialTimeout,
+		maxIdle:     10 * runtime.GOMAXPROCS(0),
+		idleTimeout: defaultIdleTimeout,
+	}
+	if u.Path != "" {
+		m := dbPath.FindStringSubmatch(u.Path)
+		if m == nil {
+			return nil, fail("path %q is not a database number", u.Path)
+		}
+		if m[1] != "" {
+			if _, err := strconv.ParseUint(m[1], 10, 31); err != nil {
+				return nil, fail("database number %q is out of range", m[1])
+			}
+		}
+	}
+
+	q := u.Query()
+	str := func(name string) string {
+		v := q.Get(name)
+		q.Del(name)
+		return v
+	}
+	duration := func(name string, d *time.Duration) error {
+		if !q.Has(name) {
+			return nil
+		}
+		v := str(name)
+		x, err := time.ParseDuration(v)
+		if err != nil || x < 0 {
+			return fail("parameter %s=%q: want a duration such as 1s", name, v)
+		}
+		*d = x
+		return nil
+	}
+	integer := func(name string, n *int) error {
+		if !q.Has(name) {
+			return nil
+		}
+		v := str(name)
+		x, err := strconv.Atoi(v)
+		if err != nil || x < 0 {
+			return fail("parameter %s=%q: want a number, 0 or more", name, v)
+		}
+		*n = x
+		return nil
+	}
+	for _, err := range []error{
+		duration(paramDialTimeout, &e.dialTimeout),
+		duration(paramWriteTimeout, &e.writeTimeout),
+		duration(paramIdleTimeout, &e.idleTimeout),
+		duration(paramConnMaxLifetime, &e.maxLifetime),
+		integer(paramMaxIdleConns, &e.maxIdle),
+		integer(paramMaxActiveConns, &e.maxActive),
+	} {
+		if err != nil {
+			return nil, err
+		}
+	}
+	if e.dialTimeout == 0 {
+		return nil, fail("parameter %s must be positive", paramDialTimeout)
+	}
+	if q.Has(paramClientName) {
+		e.opts = append(e.opts, redis.DialClientName(str(paramClientName)))
+	}
+	if q.Has(paramSkipVerify) {
+		v := str(paramSkipVerify)
+		skip, err := strconv.ParseBool(v)
+		if err != nil {
+			return nil, fail("parameter %s=%q: want true or false", paramSkipVerify, v)
+		}
+		if u.Scheme != "rediss" {
+			return nil, fail("parameter %s applies to rediss:// URLs only", paramSkipVerify)
+		}
+		e.opts = append(e.opts, redis.DialTLSSkipVerify(skip))
+	}
+	if len(q) > 0 {
+		return nil, fail("unknown parameter %s", strings.Join(slices.Sorted(maps.Keys(q)), ", "))
+	}
+	return e, nil
+}
+
+// pool returns a new pool of connections to e.
+func (e *endpoint) pool() *redis.Pool {
+	return &redis.Pool{
+		DialContext:     e.dialPooled,
+		MaxIdle:         e.maxIdle,
+		MaxActive:       e.maxActive,
+		Wait:            e.maxActive > 0, // waits under the caller's context
+		IdleTimeout:     e.idleTimeout,
+		MaxConnLifetime: e.maxLifetime,
+	}
+}
+
+// dialPooled dials a connection for the pool. Its replies are waited
+// for under each command's context (see node.Do), not a read timeout.
+func (e *endpoint) dialPooled(ctx context.Context) (redis.Conn, error) {
+	return e.dial(ctx, 0, e.writeTimeout)
+}
+
+// dialSubscriber dials a publish/subscribe connection: it waits for
+// messages without a read timeout, and its writes are bounded.
+func (e *endpoint) dialSubscriber(ctx context.Context) (redis.Conn, error) {
+	return e.dial(ctx, 0, cmp.Or(e.writeTimeout, subscribeWriteTimeout))
+}
+
+// dial connects to e under ctx and the dial timeout, whichever ends
+// first; redigo's TLS handshake, which does not follow the context, gets
+// the time that is left.
+func (e *endpoint) dial(ctx context.Context, read, write time.Duration) (redis.Conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, e.dialTimeout)
+	defer cancel()
+	deadline, _ := ctx.Deadline()
+	left := time.Until(deadline)
+	if left <= 0 {
+		return nil, context.DeadlineExceeded
+	}
+	opts := make([]redis.DialOption, 0, len(e.opts)+3)
+	opts = append(opts, e.opts...)
+	opts = append(opts,
+		redis.DialTLSHandshakeTimeout(left),
+		redis.DialReadTimeout(read),
+		redis.DialWriteTimeout(write),
+	)
+	c, err := redis.DialURLContext(ctx, e.url, opts...)
+	if err != nil {
+		return nil, e.scrub(err)
+	}
+	return c, nil
+}
+
+// scrub makes sure that an error does not repeat e's URL, which may hold
+// a password. The URL was checked when the DSN was parsed, so redigo has
+// no reason to quote it; this is a last line of defence.
+func (e *endpoint) scrub(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return fmt.Errorf("dial %s: malformed URL", e.addr)
+	}
+	if s := secret(e.url); s != "" && strings.Contains(err.Error(), s) {
+		return fmt.Errorf("dial %s: failed (the error is not shown: it quotes the password)", e.addr)
+	}
+	return err
+}
+
+// secret returns the password of a URL, as redigo reads it: the password
+// of its user information, or else its user name alone.
+func secret(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return ""
+	}
+	if p, ok := u.User.Password(); ok {
+		return p
+	}
+	return u.User.Username()
+}

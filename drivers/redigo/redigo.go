@@ -1,0 +1,168 @@
+// Package redigo is the Redlock driver over redigo
+// (github.com/gomodule/redigo), registered as "redigo". The algorithm, its
+// guarantees and its advice on restarts are in package
+// [github.com/distlock/lock/drivers/redlock].
+//
+//	import _ "github.com/distlock/lock/drivers/redigo"
+//
+//	c, err := lock.Open("redigo", "redis://10.0.0.1:6379,redis://10.0.0.2:6379,redis://10.0.0.3:6379")
+//
+// The DSN is a comma-separated list of redis:// or rediss:// (TLS) URLs,
+// one per independent master, as redis.DialURL reads them: an optional
+// user and password (a user alone is taken as the password), and an
+// optional database number as the path. One URL is the single-instance
+// lock. The algorithm's own parameters (node_timeout, fencing, key_prefix;
+// see redlock.ParseDSN) may be added to any URL, and these to each URL, for
+// its node:
+//
+//	dial_timeout       bounds a dial: TCP, TLS handshake, AUTH, SELECT (default 5s)
+//	write_timeout      bounds the write of each command (default: none; see below)
+//	max_idle_conns     idle connections kept by the pool (default 10 per GOMAXPROCS)
+//	max_active_conns   connections open at once, 0 for no limit (the default)
+//	idle_timeout       closes connections idle for longer (default 5m)
+//	conn_max_lifetime  closes connections older than this (default: never)
+//	client_name        the name given to CLIENT SETNAME
+//	skip_verify        rediss only: true skips verifying the server's certificate
+//
+// An unknown parameter is an error. The DSN is parsed by lock.Open, so a
+// malformed one fails there; no error ever quotes a URL, which may hold a
+// password.
+//
+// Every command runs under the algorithm's per-node timeout (node_timeout):
+// the connection is taken from the pool, and dialed if need be, under it,
+// and the reply is awaited with the socket's read deadline set from it, so
+// a hung node costs an operation no more than that long. (A command of a
+// few hundred bytes fits in the socket's buffer, so its write does not wait
+// for the node; write_timeout bounds it all the same.) Waiters for a
+// release listen on one connection per node, dialed for the purpose and
+// not pooled.
+//
+// [New] takes pools you built.
+package redigo
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/distlock/lock"
+	"github.com/distlock/lock/driver"
+	"github.com/distlock/lock/drivers/redlock"
+)
+
+func init() {
+	lock.Register("redigo", Driver{})
+}
+
+// Driver is the redigo driver, registered as "redigo".
+type Driver struct{}
+
+var _ driver.DriverContext = Driver{}
+
+// Open returns a connection to the nodes dsn lists.
+func (d Driver) Open(dsn string) (driver.Conn, error) {
+	c, err := d.OpenConnector(dsn)
+	if err != nil {
+		return nil, err
+	}
+	return c.Connect(context.Background())
+}
+
+// OpenConnector parses dsn; it does not contact the nodes.
+func (Driver) OpenConnector(dsn string) (driver.Connector, error) {
+	urls, opts, err := redlock.ParseDSN(dsn)
+	if err != nil {
+		return nil, err
+	}
+	c := &connector{opts: opts}
+	seen := make(map[string]int, len(urls))
+	for i, raw := range urls {
+		e, err := parseURL(i, raw)
+		if err != nil {
+			return nil, err
+		}
+		if j, dup := seen[e.addr]; dup {
+			return nil, fmt.Errorf("redigo: URLs #%d and #%d of the DSN are the same server %s: the nodes must be independent masters", j+1, i+1, e.addr)
+		}
+		seen[e.addr] = i
+		c.endpoints = append(c.endpoints, e)
+	}
+	return c, nil
+}
+
+// connector builds new pools at each Connect, and the connection owns
+// them.
+type connector struct {
+	endpoints []*endpoint
+	opts      []redlock.Option
+}
+
+func (c *connector) Connect(context.Context) (driver.Conn, error) {
+	nodes := make([]redlock.Node, len(c.endpoints))
+	for i, e := range c.endpoints {
+		nodes[i] = &node{pool: e.pool(), name: e.addr, dial: e.dialSubscriber, own: true}
+	}
+	r, err := redlock.New(nodes, c.opts...)
+	if err != nil {
+		for _, n := range nodes {
+			n.Close()
+		}
+		return nil, err
+	}
+	return r, nil
+}
+
+func (c *connector) Driver() driver.Driver { return Driver{} }
+
+// New returns a connector over existing pools, one per independent
+// master; pass it to lock.OpenConnector. The pools are not closed when the
+// lock client is.
+//
+// Commands run on the pools' connections with redis.DoWithTimeout, the
+// timeout being what is left of the node timeout, so those must implement
+// redis.ConnWithTimeout (connections from redis.Dial and redis.DialURL
+// do); the pools' Dial functions should honour their context (use
+// DialContext), or a dial to a hung node is not bounded. Waiters for a release listen on a connection of
+// their own per node, dialed with the pool's DialContext or Dial function:
+// a read timeout set there makes an idle subscription reconnect at that
+// pace, which costs its waiters a spurious wake-up each time.
+func New(pools []*redis.Pool, opts ...redlock.Option) (driver.Connector, error) {
+	nodes := make([]redlock.Node, len(pools))
+	seen := make(map[*redis.Pool]int, len(pools))
+	for i, p := range pools {
+		if p == nil {
+			return nil, fmt.Errorf("redigo: pool %d is nil", i)
+		}
+		if j, dup := seen[p]; dup {
+			return nil, fmt.Errorf("redigo: pools %d and %d are the same pool: the nodes must be independent masters", j, i)
+		}
+		seen[p] = i
+		var dial func(context.Context) (redis.Conn, error)
+		switch {
+		case p.DialContext != nil:
+			dial = p.DialContext
+		case p.Dial != nil:
+			dial = func(context.Context) (redis.Conn, error) { return p.Dial() }
+		default:
+			return nil, fmt.Errorf("redigo: pool %d has neither DialContext nor Dial", i)
+		}
+		nodes[i] = &node{pool: p, name: fmt.Sprintf("pool %d", i), dial: dial}
+	}
+	// Check the node list and options now, so that a bad one fails here.
+	if _, err := redlock.New(nodes, opts...); err != nil {
+		return nil, err
+	}
+	return &sharedConnector{nodes: nodes, opts: opts}, nil
+}
+
+type sharedConnector struct {
+	nodes []redlock.Node
+	opts  []redlock.Option
+}
+
+func (c *sharedConnector) Connect(context.Context) (driver.Conn, error) {
+	return redlock.New(c.nodes, c.opts...)
+}
+
+func (c *sharedConnector) Driver() driver.Driver { return Driver{} }
