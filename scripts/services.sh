@@ -16,6 +16,7 @@
 #   redis-700N/{redis.pid,redis.log,launch.log}  one dir per redis (its cwd);
 #                                         fault tests may signal redis.pid
 #   postgres/{data/,postgres.log,initdb.log,.s.PGSQL.55432}
+#   ferretdb/{data/,ferretdb.pid,ferretdb.log}   (its cwd)
 # plus a lock file next to it (${DISTLOCK_SERVICES_DIR}.lock) serializing
 # concurrent up/down runs.
 #
@@ -26,6 +27,16 @@
 #   DISTLOCK_SERVICES_DIR      state dir (default /tmp/distlock-services)
 #   DISTLOCK_SERVICES_TIMEOUT  seconds to wait for servers (default 30)
 #   DISTLOCK_PG_BINDIR         force a PostgreSQL bin dir (must have initdb)
+#   DISTLOCK_FERRETDB_BIN      use this FerretDB runner binary instead of
+#                              building scripts/ferretdb
+#   DISTLOCK_FERRETDB_CACHE    where built runners are kept (default
+#                              ${XDG_CACHE_HOME:-$HOME/.cache}/distlock)
+#
+# FerretDB is not packaged: `up` builds scripts/ferretdb (a small program in a
+# module of its own that embeds FerretDB v1.24.2; needs `go` and the module
+# proxy) once, into the cache dir, named after the hash of its sources, and
+# reuses it while they are unchanged. A cold build takes 2-3 minutes; it runs
+# before `up` takes its lock, so concurrent runs do not time out on it.
 set -euo pipefail
 
 readonly HOST=127.0.0.1
@@ -35,9 +46,8 @@ readonly PG_DB=distlock
 readonly PG_SUPERUSER=postgres
 readonly PG_PREFERRED_MAJOR=15
 readonly PG_FALLBACK_OS_USER=distlock # created only if no `postgres` OS user
-# MongoDB: a DISTLOCK_MONGODB_URI service will be added later. Put its port
-# here, a start_mongo/stop_mongo pair next to the postgres functions, and its
-# line in cmd_env / cmd_status (see the MONGODB markers below).
+readonly MONGO_PORT=27017
+readonly FERRET_COMM=distlock-ferret # the runner's name, as /proc/PID/comm shows it (15 chars)
 
 STATE=${DISTLOCK_SERVICES_DIR:-/tmp/distlock-services}
 [[ $STATE == /* ]] || STATE=$PWD/$STATE
@@ -50,9 +60,12 @@ readonly PG_DIR=$STATE/postgres
 readonly PG_DATA=$PG_DIR/data
 readonly PG_LOG=$PG_DIR/postgres.log
 readonly TIMEOUT=${DISTLOCK_SERVICES_TIMEOUT:-30}
+readonly FERRET_DIR=$STATE/ferretdb
+readonly FERRET_SRC=$(cd "${BASH_SOURCE[0]%/*}" && pwd)/ferretdb
 
 readonly REDIS_ADDRS="$HOST:7001,$HOST:7002,$HOST:7003,$HOST:7004,$HOST:7005"
 readonly PG_DSN="postgres://$PG_SUPERUSER@$HOST:$PG_PORT/$PG_DB?sslmode=disable"
+readonly MONGO_URI="mongodb://$HOST:$MONGO_PORT/"
 
 PG_BINDIR=""
 PG_OS_USER=""
@@ -67,7 +80,8 @@ usage() {
 usage: scripts/services.sh <command>
 
 commands:
-  up      start redis 127.0.0.1:7001-7005 and postgres 127.0.0.1:55432 (idempotent)
+  up      start redis 127.0.0.1:7001-7005, postgres 127.0.0.1:55432 and
+          ferretdb 127.0.0.1:27017 (idempotent)
   down    stop what `up` started and remove the state dir (idempotent)
   env     print `export NAME=value` lines (eval "$(scripts/services.sh env)")
   status  show whether each server is up (exit 0 iff all are up)
@@ -437,6 +451,100 @@ pg_stop() {
 	log "postgres $HOST:$PG_PORT stopped (pid $pid)"
 }
 
+# --------------------------------------------------------------- ferretdb --
+
+FERRET_BIN=""
+
+# ferret_build: sets FERRET_BIN to the runner binary, building it into the
+# cache unless a binary built from the same sources is there already. Safe to
+# run concurrently: each build goes to a temporary name and is renamed into
+# place. Runs without our lock (a cold build outlasts the lock's timeout).
+ferret_build() {
+	local cache hash tmp start
+	if [[ -n ${DISTLOCK_FERRETDB_BIN:-} ]]; then
+		[[ -x $DISTLOCK_FERRETDB_BIN ]] || die "DISTLOCK_FERRETDB_BIN=$DISTLOCK_FERRETDB_BIN is not an executable"
+		FERRET_BIN=$DISTLOCK_FERRETDB_BIN
+		return 0
+	fi
+	[[ -f $FERRET_SRC/go.mod && -f $FERRET_SRC/go.sum && -f $FERRET_SRC/main.go ]] ||
+		die "FerretDB runner sources not found in $FERRET_SRC"
+	cache=${DISTLOCK_FERRETDB_CACHE:-${XDG_CACHE_HOME:-${HOME:-${STATE%/*}}/.cache}/distlock}
+	hash=$(cat "$FERRET_SRC/go.mod" "$FERRET_SRC/go.sum" "$FERRET_SRC/main.go" | sha256sum)
+	hash=${hash:0:16}
+	FERRET_BIN=$cache/ferretdb-$hash/$FERRET_COMM
+	[[ -x $FERRET_BIN ]] && return 0
+	command -v go >/dev/null 2>&1 ||
+		die "building the FerretDB runner needs Go (https://go.dev/dl/); or set DISTLOCK_FERRETDB_BIN"
+	mkdir -p "${FERRET_BIN%/*}"
+	tmp=$FERRET_BIN.tmp.$$
+	log "building the FerretDB runner (once per change of $FERRET_SRC; a cold build takes minutes) ..."
+	start=$SECONDS
+	if ! (cd "$FERRET_SRC" && GOWORK=off GOFLAGS=-mod=readonly go build -trimpath -o "$tmp" . 9>&-) >&2; then
+		rm -f "$tmp"
+		die "could not build the FerretDB runner in $FERRET_SRC"
+	fi
+	mv -f "$tmp" "$FERRET_BIN"
+	log "built $FERRET_BIN in $((SECONDS - start))s"
+}
+
+# ferret_our_pid: true (and OUR_PID set) if our pidfile names a live runner
+# whose cwd is our dir.
+ferret_our_pid() {
+	OUR_PID=""
+	read_pid "$FERRET_DIR/ferretdb.pid"
+	[[ -n $PID_READ ]] && pid_is_ours "$PID_READ" "$FERRET_COMM" "$FERRET_DIR" || return 1
+	OUR_PID=$PID_READ
+}
+
+# ferret_start: starts our FerretDB unless it is already running. The runner
+# writes its pidfile once it listens (so a live pidfile means it is bound).
+# It logs errors only: at info and warn levels FerretDB logs every failed
+# command, duplicate keys among them, which lock contention produces all the
+# time. It has no debug HTTP listener.
+FERRET_LOG_OFFSET=""
+ferret_start() {
+	FERRET_LOG_OFFSET=""
+	ferret_our_pid && return 0
+	rm -f "$FERRET_DIR/ferretdb.pid"
+	port_open "$MONGO_PORT" && port_conflict "$MONGO_PORT" "no live pidfile in $FERRET_DIR"
+	mkdir -p "$FERRET_DIR/data"
+	FERRET_LOG_OFFSET=$(stat -c %s "$FERRET_DIR/ferretdb.log" 2>/dev/null || echo 0)
+	(cd "$FERRET_DIR" && exec setsid "$FERRET_BIN" -listen "$HOST:$MONGO_PORT" -dir data \
+		-log-level error -pidfile ferretdb.pid 9>&- </dev/null >>ferretdb.log 2>&1 &)
+}
+
+# ferret_wait: waits until our FerretDB has written its pidfile (it is
+# listening) and accepts connections.
+ferret_wait() {
+	local deadline=$((SECONDS + TIMEOUT))
+	while :; do
+		ferret_our_pid && port_open "$MONGO_PORT" && break
+		if ((SECONDS >= deadline)); then
+			print_log_tail "$FERRET_DIR/ferretdb.log"
+			die "ferretdb on $HOST:$MONGO_PORT did not come up within ${TIMEOUT}s"
+		fi
+		sleep 0.05
+	done
+	[[ -z $FERRET_LOG_OFFSET ]] || log "ferretdb $HOST:$MONGO_PORT started (pid $OUR_PID, $FERRET_BIN)"
+}
+
+ferret_stop() {
+	local pid
+	[[ -d $FERRET_DIR ]] || return 0
+	if ferret_our_pid; then
+		pid=$OUR_PID
+		kill -TERM "$pid" 2>/dev/null || true
+		kill -CONT "$pid" 2>/dev/null || true # in case a fault test SIGSTOPped it
+		if ! wait_pid_exit "$pid" 10; then
+			log "ferretdb (pid $pid) ignored SIGTERM for 10s, sending SIGKILL"
+			kill -KILL "$pid" 2>/dev/null || true
+			wait_pid_exit "$pid" 5 || die "could not stop ferretdb (pid $pid)"
+		fi
+		log "ferretdb $HOST:$MONGO_PORT stopped (pid $pid)"
+	fi
+	rm -f "$FERRET_DIR/ferretdb.pid"
+}
+
 # --------------------------------------------------------------- commands --
 
 # with_lock: serialize concurrent up/down (e.g. parallel test runners).
@@ -458,6 +566,7 @@ state_dir_is_ours() {
 
 cmd_up() {
 	local port
+	ferret_build # before the lock: a cold build takes minutes
 	with_lock
 	state_dir_is_ours || die "$STATE exists and was not created by services.sh (no $MARKER); refusing to use it"
 	[[ -d $STATE ]] || mkdir -p "$STATE"
@@ -473,6 +582,8 @@ cmd_up() {
 	done
 	pg_our_pid || ! port_open "$PG_PORT" ||
 		port_conflict "$PG_PORT" "no live postmaster.pid in $PG_DATA"
+	ferret_our_pid || ! port_open "$MONGO_PORT" ||
+		port_conflict "$MONGO_PORT" "no live pidfile in $FERRET_DIR"
 
 	# Launch everything first, then wait. Postgres goes first: its start
 	# (initdb, pg_ctl -w) is the likeliest to fail, and then we have not
@@ -481,14 +592,14 @@ cmd_up() {
 	for port in "${REDIS_PORTS[@]}"; do
 		redis_start "$port"
 	done
-	# MONGODB: start it here.
+	ferret_start
 
 	for port in "${REDIS_PORTS[@]}"; do
 		redis_wait "$port"
 		[[ -z ${REDIS_LOG_OFFSET[$port]} ]] || log "redis $HOST:$port started (pid $OUR_PID)"
 	done
 	pg_wait
-	# MONGODB: wait for it here.
+	ferret_wait
 	log "all services up (state dir $STATE)"
 }
 
@@ -498,7 +609,7 @@ cmd_down() {
 	with_lock
 	[[ -e $STATE ]] || return 0
 	state_dir_is_ours || die "$STATE was not created by services.sh (no $MARKER); not touching it"
-	# MONGODB: stop it here.
+	ferret_stop
 	pg_stop
 	for port in "${REDIS_PORTS[@]}"; do
 		redis_stop "$port"
@@ -513,7 +624,7 @@ cmd_env() {
 	printf 'export DISTLOCK_SERVICES_DIR=%s\n' "$(shell_quote "$STATE")"
 	printf 'export DISTLOCK_REDIS_ADDRS=%s\n' "$(shell_quote "$REDIS_ADDRS")"
 	printf 'export DISTLOCK_POSTGRES_DSN=%s\n' "$(shell_quote "$PG_DSN")"
-	# MONGODB: printf 'export DISTLOCK_MONGODB_URI=%s\n' "$(shell_quote "$MONGO_URI")"
+	printf 'export DISTLOCK_MONGODB_URI=%s\n' "$(shell_quote "$MONGO_URI")"
 }
 
 cmd_status() {
@@ -550,7 +661,21 @@ cmd_status() {
 		all_up=0
 	fi
 	printf '%-10s %-16s %s\n' "postgres" "$HOST:$PG_PORT" "$state"
-	# MONGODB: report it here.
+	if ferret_our_pid; then
+		if port_open "$MONGO_PORT"; then
+			state="up (pid $OUR_PID)"
+		else
+			state="NOT ANSWERING (pid $OUR_PID alive)"
+			all_up=0
+		fi
+	elif port_open "$MONGO_PORT"; then
+		state="down (port taken by a process that is not ours)"
+		all_up=0
+	else
+		state="down"
+		all_up=0
+	fi
+	printf '%-10s %-16s %s\n' "ferretdb" "$HOST:$MONGO_PORT" "$state"
 	((all_up))
 }
 

@@ -1,0 +1,59 @@
+package mongodb_test
+
+import (
+	"testing"
+
+	"github.com/distlock/lock"
+	"github.com/distlock/lock/conformance"
+	"github.com/distlock/lock/driver"
+	"github.com/distlock/lock/drivers/mongodb"
+)
+
+// TestConformance runs the suite on clients opened by DSN, each with a
+// mongo.Client of its own.
+func TestConformance(t *testing.T) {
+	dsn := dsnFor(t, server(t))
+	dsn = withParams(dsn, "distlock_create_collection", "false")
+	conformance.Run(t, conformance.Harness{
+		NewClient: func(t *testing.T) *lock.Client {
+			c, err := lock.Open("mongodb", dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c
+		},
+		NewConn: func(t *testing.T) driver.Conn {
+			c, err := mongodb.Driver{}.Open(dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c
+		},
+		Fencing: true,
+		Extend:  true,
+		TTL:     ttl,
+	})
+}
+
+// TestConformance_sharedClient runs the suite on clients that share one
+// mongo.Client given to mongodb.New.
+func TestConformance_sharedClient(t *testing.T) {
+	uri := server(t)
+	connector, err := mongodb.New(adminClient(t, uri), mongodb.Config{Database: testDB, Collection: freshCollection(t, uri)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conformance.Run(t, conformance.Harness{
+		NewClient: func(t *testing.T) *lock.Client { return lock.OpenConnector(connector) },
+		NewConn: func(t *testing.T) driver.Conn {
+			c, err := connector.Connect(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c
+		},
+		Fencing: true,
+		Extend:  true,
+		TTL:     ttl,
+	})
+}
