@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/services.sh - throwaway backing services for distlock tests.
 #
-# Usage: scripts/services.sh up|down|env|status
+# Usage: scripts/services.sh up|down|env|status|restart-postgres
 #
 #   up      Start 5 independent redis-server instances (127.0.0.1:7001-7005)
 #           and a throwaway PostgreSQL cluster (127.0.0.1:55432, database
@@ -11,6 +11,10 @@
 #           remove the state dir. Idempotent.
 #   env     Print `export NAME=value` lines for eval. Starts nothing.
 #   status  Print each server and whether it is up (exit 0 iff all are up).
+#   restart-postgres
+#           Stop our PostgreSQL (fast shutdown: sessions are cut, committed
+#           data is kept) and start it again, for tests that check that
+#           clients survive a server restart. Fails if it is not running.
 #
 # Everything lives under ${DISTLOCK_SERVICES_DIR:-/tmp/distlock-services}:
 #   redis-700N/{redis.pid,redis.log,launch.log}  one dir per redis (its cwd);
@@ -85,6 +89,8 @@ commands:
   down    stop what `up` started and remove the state dir (idempotent)
   env     print `export NAME=value` lines (eval "$(scripts/services.sh env)")
   status  show whether each server is up (exit 0 iff all are up)
+  restart-postgres
+          stop our postgres (fast shutdown) and start it again
 EOF
 }
 
@@ -620,6 +626,19 @@ cmd_down() {
 	log "all services down; removed $STATE"
 }
 
+# cmd_restart_postgres: restart only our postgres, by its postmaster.pid,
+# as the OS user that owns its data dir (see pg_stop and pg_start).
+cmd_restart_postgres() {
+	with_lock
+	state_dir_is_ours || die "$STATE was not created by services.sh (no $MARKER); not touching it"
+	pg_our_pid || die "our postgres is not running; start it with: scripts/services.sh up"
+	ensure_pg_binaries
+	pg_stop
+	pg_start
+	pg_wait
+	log "postgres $HOST:$PG_PORT restarted"
+}
+
 cmd_env() {
 	printf 'export DISTLOCK_SERVICES_DIR=%s\n' "$(shell_quote "$STATE")"
 	printf 'export DISTLOCK_REDIS_ADDRS=%s\n' "$(shell_quote "$REDIS_ADDRS")"
@@ -689,6 +708,7 @@ main() {
 	down) cmd_down ;;
 	env) cmd_env ;;
 	status) cmd_status ;;
+	restart-postgres) cmd_restart_postgres ;;
 	-h | --help | help) usage ;;
 	*)
 		log "unknown command: $1"

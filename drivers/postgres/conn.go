@@ -24,7 +24,19 @@ type conn struct {
 	t     *table
 	ln    *listener
 
+	mu      sync.Mutex
+	flights map[string]*flight   // by key: the attempt in flight, if any
+	watched map[string]time.Time // keys this connection marked as waited for, and when
+
 	closeOnce sync.Once
+}
+
+// flight is an attempt to acquire a key in flight, whose outcome callers
+// that arrive meanwhile wait for. Its fields are guarded by conn.mu.
+type flight struct {
+	done    chan struct{} // made by the first caller to wait; closed when the outcome is known
+	granted bool
+	refused bool
 }
 
 var (
@@ -36,7 +48,7 @@ var (
 )
 
 func newConn(pool *pgxpool.Pool, owned bool, t *table) *conn {
-	c := &conn{pool: pool, owned: owned, t: t}
+	c := &conn{pool: pool, owned: owned, t: t, flights: make(map[string]*flight), watched: make(map[string]time.Time)}
 	c.ln = newListener(t.name, c.listenConn)
 	return c
 }
@@ -52,7 +64,64 @@ func interval(ttl time.Duration) pgtype.Interval {
 // wrap marks err as the backend's.
 func wrap(err error) error { return fmt.Errorf("postgres: %w", err) }
 
+// Acquire coalesces concurrent attempts on one key: while one is in
+// flight, the others wait for its outcome instead of sending their own, so
+// that a release that wakes many waiters of one client costs the server
+// one attempt, not one per waiter. If that attempt was granted, the key is
+// held by another value for the whole time a caller that arrived
+// meanwhile has been waiting, and the caller reports it held. If it was
+// refused or failed, its outcome may predate the caller: the caller then
+// takes the outcome of the next attempt, which is sent after it arrived, or
+// sends its own. So each call still reports the state of the key at some
+// instant during the call, and makes at most one attempt.
 func (c *conn) Acquire(ctx context.Context, key, value string, ttl time.Duration) (driver.Lease, error) {
+	for sentBefore := true; ; sentBefore = false {
+		c.mu.Lock()
+		f := c.flights[key]
+		if f == nil {
+			return c.fly(ctx, key, value, ttl) // unlocks c.mu
+		}
+		if f.done == nil {
+			f.done = make(chan struct{})
+		}
+		c.mu.Unlock()
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+			return driver.Lease{}, wrap(ctx.Err())
+		}
+		switch {
+		case f.granted, f.refused && !sentBefore:
+			return driver.Lease{}, driver.ErrHeld
+		case !sentBefore:
+			// The attempt failed; this call's outcome is its own.
+			return c.acquire(ctx, key, value, ttl)
+		}
+		// The attempt was sent before this call began and was refused or
+		// failed: wait for the next one, or make it.
+	}
+}
+
+// fly makes an attempt that callers arriving meanwhile can wait for. c.mu
+// must be held; fly unlocks it.
+func (c *conn) fly(ctx context.Context, key, value string, ttl time.Duration) (driver.Lease, error) {
+	f := new(flight)
+	c.flights[key] = f
+	c.mu.Unlock()
+	lease, err := c.acquire(ctx, key, value, ttl)
+	c.mu.Lock()
+	f.granted = err == nil
+	f.refused = errors.Is(err, driver.ErrHeld)
+	delete(c.flights, key)
+	if f.done != nil {
+		close(f.done)
+	}
+	c.mu.Unlock()
+	return lease, err
+}
+
+// acquire makes one attempt to acquire key.
+func (c *conn) acquire(ctx context.Context, key, value string, ttl time.Duration) (driver.Lease, error) {
 	var fence int64
 	err := c.pool.QueryRow(ctx, c.t.acquire, key, value, interval(ttl)).Scan(&fence)
 	switch {
@@ -111,9 +180,39 @@ func (c *conn) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Watch subscribes to releases of key. See [listener.watch].
+// How long a connection remembers that it marked a key as waited for, and
+// for how many keys at most.
+const (
+	watchedMemory = time.Minute
+	watchedKeys   = 4096
+)
+
+// Watch subscribes to releases of key (see [listener.watch]), and makes
+// sure that the key's row says that someone waits for it, so that its
+// releases are announced. If it cannot, it fails: the caller then polls.
 func (c *conn) Watch(ctx context.Context, key string) (driver.Watch, error) {
-	return c.ln.watch(ctx, key)
+	w, err := c.ln.watch(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	c.mu.Lock()
+	at, ok := c.watched[key]
+	c.mu.Unlock()
+	if ok && now.Sub(at) < watchedMemory {
+		return w, nil
+	}
+	if _, err := c.pool.Exec(ctx, c.t.watch, key); err != nil {
+		w.Close()
+		return nil, wrap(err)
+	}
+	c.mu.Lock()
+	if len(c.watched) >= watchedKeys {
+		clear(c.watched)
+	}
+	c.watched[key] = now
+	c.mu.Unlock()
+	return w, nil
 }
 
 // listenConn takes a connection out of the pool for good (so that it is

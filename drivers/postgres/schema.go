@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -30,8 +29,8 @@ type table struct {
 	name  string // as configured: "locks" or "schema.locks"; also the channel
 	ident string // the name quoted as an identifier
 
-	acquire, extend, release, inspect string // one statement each
-	exists, create, listen            string
+	acquire, extend, release, inspect, watch string // one statement each
+	create, listen                           string
 }
 
 // newTable validates name ("" means DefaultTable) and prepares the
@@ -78,21 +77,34 @@ RETURNING fence`
 WHERE key = $1 AND value = $2 AND expires_at > clock_timestamp()`
 
 	// Release ends the lease now and keeps the row, so the key's fencing
-	// counter never goes back, and announces the release to listeners when
-	// it commits.
-	t.release = `UPDATE ` + t.ident + ` SET expires_at = clock_timestamp()
-WHERE key = $1 AND value = $2 AND expires_at > clock_timestamp()
-RETURNING pg_notify(` + channel + `, key)`
+	// counter never goes back. If anyone has ever waited for the key, it
+	// announces the release, which listeners hear when it commits. (NOTIFY
+	// serializes the commits of all notifying transactions of the server,
+	// so releases that nobody waits for are better off without it.) The
+	// announcement is made in the SET list, where CASE evaluates it only for
+	// a watched row and leaves watched as it was, rather than in a
+	// RETURNING list, which would cost every release a row sent back.
+	t.release = `UPDATE ` + t.ident + ` SET expires_at = clock_timestamp(),
+	watched = CASE WHEN watched THEN pg_notify(` + channel + `, key) IS NOT NULL ELSE false END
+WHERE key = $1 AND value = $2 AND expires_at > clock_timestamp()`
+
+	// Watch marks the key as waited for, from now on, so that its releases
+	// are announced, adding a row that nobody holds for a key never
+	// acquired. It writes nothing if the key is marked already.
+	t.watch = `INSERT INTO ` + t.ident + ` AS l (key, value, fence, expires_at, watched)
+SELECT $1::text, '', 0, '-infinity', true
+WHERE NOT EXISTS (SELECT 1 FROM ` + t.ident + ` WHERE key = $1::text AND watched)
+ON CONFLICT (key) DO UPDATE SET watched = true`
 
 	t.inspect = `SELECT value, fence, floor(extract(epoch FROM expires_at - clock_timestamp()) * 1000000)::bigint
 FROM ` + t.ident + ` WHERE key = $1 AND expires_at > clock_timestamp()`
 
-	t.exists = `SELECT to_regclass($1) IS NOT NULL`
 	t.create = `CREATE TABLE IF NOT EXISTS ` + t.ident + ` (
 	key        text COLLATE "C" PRIMARY KEY,
 	value      text        NOT NULL,
 	fence      bigint      NOT NULL,
-	expires_at timestamptz NOT NULL
+	expires_at timestamptz NOT NULL,
+	watched    boolean     NOT NULL DEFAULT false
 ) WITH (fillfactor = 80)`
 	t.listen = `LISTEN ` + pgx.Identifier{name}.Sanitize()
 	return t, nil
@@ -113,32 +125,31 @@ type querier interface {
 // leaves an existing table alone without asking for the right to create
 // one, and tolerates creators racing each other.
 func (t *table) ensure(ctx context.Context, db querier, create bool) error {
-	var exists bool
-	if err := db.QueryRow(ctx, t.exists, t.ident).Scan(&exists); err != nil {
+	exists, err := t.exists(ctx, db)
+	switch {
+	case err != nil:
 		return fmt.Errorf("postgres: looking for table %s: %w", t.name, err)
-	}
-	if exists {
+	case exists:
 		return nil
-	}
-	if !create {
+	case !create:
 		return fmt.Errorf("postgres: table %s does not exist, and the driver was told not to create it (%s=false)", t.name, paramCreate)
 	}
-	_, err := db.Exec(ctx, t.create)
-	if isDuplicate(err) {
-		// CREATE TABLE IF NOT EXISTS is not atomic: a creator that lost a
-		// race with another fails once the winner commits. Now that it
-		// has, IF NOT EXISTS holds.
-		_, err = db.Exec(ctx, t.create)
-	}
-	if err != nil {
+	if _, err := db.Exec(ctx, t.create); err != nil {
+		// CREATE TABLE IF NOT EXISTS is not atomic: of creators racing each
+		// other, all but one fail (duplicate_table, or a duplicate in the
+		// catalogs), once the winner has committed.
+		if exists, _ := t.exists(ctx, db); exists {
+			return nil
+		}
 		return fmt.Errorf("postgres: creating table %s: %w", t.name, err)
 	}
 	return nil
 }
 
-// isDuplicate reports whether err is what a losing concurrent CREATE TABLE
-// IF NOT EXISTS gets: duplicate_table, or unique_violation on the catalog.
-func isDuplicate(err error) bool {
-	var pe *pgconn.PgError
-	return errors.As(err, &pe) && (pe.Code == "42P07" || pe.Code == "23505")
+// exists reports whether the table exists, in one round trip (the simple
+// protocol spares preparing a statement used once).
+func (t *table) exists(ctx context.Context, db querier) (bool, error) {
+	var exists bool
+	err := db.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, pgx.QueryExecModeSimpleProtocol, t.ident).Scan(&exists)
+	return exists, err
 }

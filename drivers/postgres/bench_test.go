@@ -1,0 +1,354 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/distlock/lock"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// The benchmarks compare the driver, through the lock package, with what
+// a program could write by hand on the same server in the same run:
+//
+//   - BenchmarkAcquireRelease: one uncontended acquisition and release,
+//     against baselineLease, a hand-written one-statement lease lock
+//     (INSERT ... ON CONFLICT ... WHERE expired to take, DELETE to give
+//     back). Reports the latency's p50 and p99.
+//   - BenchmarkAcquireRelease_parallel: the same from 16 goroutines on
+//     distinct keys.
+//   - BenchmarkHandoff: 8 goroutines taking turns on one key, each holding
+//     it for 1ms, against PostgreSQL's own blocking pg_advisory_lock. The
+//     driver's waiters poll only once a minute, so any waiter that depended
+//     on polling would stall the benchmark for half a minute: wake-ups do
+//     all the work. Reports acquisitions and handoffs (acquisitions by
+//     another goroutine than the last) per second, and the wait's p50, p99
+//     and maximum.
+//
+// Every pool here asks for synchronous_commit=on, which the driver sets on
+// its own connections, so that the baselines commit as durably.
+
+// benchPool returns a pool on dsn like the driver's: synchronous_commit on.
+func benchPool(b *testing.B, dsn string) *pgxpool.Pool {
+	b.Helper()
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "on"
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(pool.Close)
+	return pool
+}
+
+// baselineLease is a hand-written lease lock: one statement to take a key,
+// one to give it back, no fencing, no notification.
+type baselineLease struct {
+	pool                   *pgxpool.Pool
+	acquireSQL, releaseSQL string
+	values                 atomic.Int64
+	ttl                    time.Duration
+}
+
+func newBaselineLease(b *testing.B, pool *pgxpool.Pool, table string) *baselineLease {
+	b.Helper()
+	t := pgx.Identifier{table}.Sanitize()
+	if _, err := pool.Exec(context.Background(), `CREATE TABLE `+t+` (
+	key text COLLATE "C" PRIMARY KEY,
+	value text NOT NULL,
+	expires_at timestamptz NOT NULL)`); err != nil {
+		b.Fatal(err)
+	}
+	return &baselineLease{
+		pool: pool,
+		acquireSQL: `INSERT INTO ` + t + ` AS l (key, value, expires_at) VALUES ($1, $2, now() + $3::interval)
+ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at
+WHERE l.expires_at <= now() RETURNING true`,
+		releaseSQL: `DELETE FROM ` + t + ` WHERE key = $1 AND value = $2`,
+		ttl:        lock.DefaultTTL,
+	}
+}
+
+// acquire takes key, returning the value to release it with, or "" if it
+// is held.
+func (bl *baselineLease) acquire(ctx context.Context, key string) (string, error) {
+	value := strconv.FormatInt(bl.values.Add(1), 10)
+	var ok bool
+	err := bl.pool.QueryRow(ctx, bl.acquireSQL, key, value, bl.ttl).Scan(&ok)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	return value, err
+}
+
+func (bl *baselineLease) release(ctx context.Context, key, value string) error {
+	_, err := bl.pool.Exec(ctx, bl.releaseSQL, key, value)
+	return err
+}
+
+// latencies collects durations and reports percentiles.
+type latencies struct {
+	mu sync.Mutex
+	d  []time.Duration
+}
+
+func (l *latencies) add(d time.Duration) {
+	l.mu.Lock()
+	l.d = append(l.d, d)
+	l.mu.Unlock()
+}
+
+func (l *latencies) percentile(p float64) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.d) == 0 {
+		return 0
+	}
+	slices.Sort(l.d)
+	return l.d[min(int(float64(len(l.d))*p), len(l.d)-1)]
+}
+
+func (l *latencies) report(b *testing.B, prefix string) {
+	b.ReportMetric(float64(l.percentile(0.50))/1e3, prefix+"p50-µs")
+	b.ReportMetric(float64(l.percentile(0.99))/1e3, prefix+"p99-µs")
+}
+
+func BenchmarkAcquireRelease(b *testing.B) {
+	dsn := server(b)
+	c := open(b, withParams(dsn, "distlock_table", freshTable(b, dsn)))
+	bl := newBaselineLease(b, benchPool(b, dsn), freshTable(b, dsn))
+	ctx := context.Background()
+	driverOp := func(b *testing.B) {
+		l, err := c.TryAcquire(ctx, "bench")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := l.Release(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	baselineOp := func(b *testing.B) {
+		v, err := bl.acquire(ctx, "bench")
+		if err != nil || v == "" {
+			b.Fatalf("baseline acquire: %q, %v", v, err)
+		}
+		if err := bl.release(ctx, "bench", v); err != nil {
+			b.Fatal(err)
+		}
+	}
+	// Connect, create the tables, prepare the statements.
+	driverOp(b)
+	baselineOp(b)
+
+	for _, bench := range []struct {
+		name string
+		op   func(*testing.B)
+	}{{"driver", driverOp}, {"baseline", baselineOp}} {
+		b.Run(bench.name, func(b *testing.B) {
+			var lat latencies
+			b.ReportAllocs()
+			for b.Loop() {
+				start := time.Now()
+				bench.op(b)
+				lat.add(time.Since(start))
+			}
+			lat.report(b, "")
+		})
+	}
+
+	// paired alternates blocks of the two, so that both see the same load
+	// from the rest of the machine, and reports both p50s and their ratio.
+	b.Run("paired", func(b *testing.B) {
+		const block = 64
+		var drv, base latencies
+		for i := 0; b.Loop(); i++ {
+			op, lat := driverOp, &drv
+			if i/block%2 == 1 {
+				op, lat = baselineOp, &base
+			}
+			start := time.Now()
+			op(b)
+			lat.add(time.Since(start))
+		}
+		d, bl := drv.percentile(0.5), base.percentile(0.5)
+		b.ReportMetric(float64(d)/1e3, "driver-p50-µs")
+		b.ReportMetric(float64(bl)/1e3, "baseline-p50-µs")
+		if bl > 0 {
+			b.ReportMetric(float64(d)/float64(bl), "p50-ratio")
+		}
+	})
+}
+
+func BenchmarkAcquireRelease_parallel(b *testing.B) {
+	const goroutines = 16
+	base := server(b)
+	dsn := withParams(base, "pool_max_conns", strconv.Itoa(goroutines))
+	c := open(b, withParams(dsn, "distlock_table", freshTable(b, base)))
+	bl := newBaselineLease(b, benchPool(b, dsn), freshTable(b, base))
+	ctx := context.Background()
+
+	run := func(b *testing.B, op func(key string) error) {
+		var n atomic.Int64
+		// RunParallel runs parallelism*GOMAXPROCS goroutines.
+		b.SetParallelism(max(1, goroutines/runtime.GOMAXPROCS(0)))
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			key := "bench/" + strconv.FormatInt(n.Add(1), 10)
+			for pb.Next() {
+				if err := op(key); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	b.Run("driver", func(b *testing.B) {
+		run(b, func(key string) error {
+			l, err := c.TryAcquire(ctx, key)
+			if err != nil {
+				return err
+			}
+			return l.Release(ctx)
+		})
+	})
+	b.Run("baseline", func(b *testing.B) {
+		run(b, func(key string) error {
+			v, err := bl.acquire(ctx, key)
+			if err != nil {
+				return err
+			}
+			return bl.release(ctx, key, v)
+		})
+	})
+}
+
+// handoff runs goroutines that take turns on one resource b.N times in all,
+// each holding it for hold, and reports the rates and the wait.
+func handoff(b *testing.B, goroutines int, hold time.Duration, take func(ctx context.Context, g int) (release func() error, err error)) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var (
+		left     atomic.Int64
+		last     atomic.Int64
+		handoffs atomic.Int64
+		wait     latencies
+		maxWait  atomic.Int64
+		wg       sync.WaitGroup
+	)
+	left.Store(int64(b.N))
+	last.Store(-1)
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	for g := range goroutines {
+		wg.Go(func() {
+			for left.Add(-1) >= 0 {
+				t0 := time.Now()
+				release, err := take(ctx, g)
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				w := time.Since(t0)
+				wait.add(w)
+				for m := maxWait.Load(); int64(w) > m && !maxWait.CompareAndSwap(m, int64(w)); m = maxWait.Load() {
+				}
+				if last.Swap(int64(g)) != int64(g) {
+					handoffs.Add(1)
+				}
+				time.Sleep(hold)
+				if err := release(); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "acq/s")
+	b.ReportMetric(float64(handoffs.Load())/elapsed.Seconds(), "handoffs/s")
+	wait.report(b, "wait-")
+	b.ReportMetric(float64(maxWait.Load())/1e6, "wait-max-ms")
+}
+
+func BenchmarkHandoff(b *testing.B) {
+	const (
+		goroutines = 8
+		hold       = time.Millisecond
+	)
+	base := server(b)
+	dsn := withParams(base, "pool_max_conns", strconv.Itoa(goroutines))
+	table := freshTable(b, base)
+	full := withParams(dsn, "distlock_table", table)
+	// Waiters poll once a minute: only wake-ups can keep the rate up.
+	poll := lock.WithRetry(lock.FixedDelay(time.Minute))
+
+	for _, nclients := range []int{1, goroutines} {
+		clients := make([]*lock.Client, nclients)
+		for i := range clients {
+			clients[i] = open(b, full)
+		}
+		b.Run("driver/clients="+strconv.Itoa(nclients), func(b *testing.B) {
+			key := "handoff/" + randomHex(4)
+			var before lock.Stats
+			for _, c := range clients {
+				before = addStats(before, c.Stats())
+			}
+			handoff(b, goroutines, hold, func(ctx context.Context, g int) (func() error, error) {
+				l, err := clients[g%nclients].Acquire(ctx, key, poll)
+				if err != nil {
+					return nil, err
+				}
+				return func() error { return l.Release(ctx) }, nil
+			})
+			var after lock.Stats
+			for _, c := range clients {
+				after = addStats(after, c.Stats())
+			}
+			acquired := after.Acquired - before.Acquired
+			b.ReportMetric(float64(after.Contended-before.Contended)/float64(acquired), "refused/acq")
+		})
+	}
+
+	b.Run("pg_advisory_lock", func(b *testing.B) {
+		pool := benchPool(b, dsn)
+		conns := make([]*pgxpool.Conn, goroutines)
+		for i := range conns {
+			c, err := pool.Acquire(context.Background())
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Release()
+			conns[i] = c
+		}
+		const id = 4242
+		handoff(b, goroutines, hold, func(ctx context.Context, g int) (func() error, error) {
+			if _, err := conns[g].Exec(ctx, "SELECT pg_advisory_lock($1)", id); err != nil {
+				return nil, err
+			}
+			return func() error {
+				_, err := conns[g].Exec(ctx, "SELECT pg_advisory_unlock($1)", id)
+				return err
+			}, nil
+		})
+	})
+}
+
+func addStats(a, b lock.Stats) lock.Stats {
+	a.Acquired += b.Acquired
+	a.Contended += b.Contended
+	return a
+}

@@ -1,0 +1,112 @@
+package postgres_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/distlock/lock"
+	"github.com/jackc/pgx/v5"
+)
+
+// TestSchema_concurrentCreators opens clients on a table that does not
+// exist yet, all at once: every one of them must connect.
+func TestSchema_concurrentCreators(t *testing.T) {
+	dsn := server(t)
+	full := withParams(dsn, "distlock_table", freshTable(t, dsn))
+	ctx := ctxFor(t, time.Minute)
+	const n = 8
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	start := make(chan struct{})
+	for i := range n {
+		c := open(t, full)
+		wg.Go(func() {
+			<-start
+			errs[i] = c.Ping(ctx)
+		})
+	}
+	close(start)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("client %d: %v", i, err)
+		}
+	}
+}
+
+// TestSchema_leftAlone checks distlock_create_table=false: a missing table
+// is reported when connecting, and an existing one is used.
+func TestSchema_leftAlone(t *testing.T) {
+	dsn := server(t)
+	table := freshTable(t, dsn)
+	ctx := ctxFor(t, time.Minute)
+	c := open(t, withParams(dsn, "distlock_table", table, "distlock_create_table", "false"))
+	err := c.Ping(ctx)
+	if err == nil || !strings.Contains(err.Error(), table) {
+		t.Fatalf("Ping with a missing table that the driver must not create = %v, want an error naming the table", err)
+	}
+	var exists bool
+	if err := admin(t, dsn).QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", pgx.Identifier{table}.Sanitize()).Scan(&exists); err != nil || exists {
+		t.Fatalf("the table exists (%v, %v): the driver created it", exists, err)
+	}
+
+	// Someone else creates it; the same client connects at its next call.
+	creator := open(t, withParams(dsn, "distlock_table", table))
+	if err := creator.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	l, err := c.TryAcquire(ctx, "left-alone")
+	if err != nil {
+		t.Fatalf("TryAcquire once the table exists: %v", err)
+	}
+	if err := l.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSchema_qualifiedName uses a schema-qualified, mixed-case table name.
+func TestSchema_qualifiedName(t *testing.T) {
+	dsn := server(t)
+	ad := admin(t, dsn)
+	ctx := ctxFor(t, time.Minute)
+	schema := "distlock_test_schema_" + randomHex(4)
+	if _, err := ad.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ad.Exec(context.Background(), "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
+	})
+	full := withParams(dsn, "distlock_table", schema+".Locks")
+	a, b := open(t, full), open(t, full)
+	l, err := a.TryAcquire(ctx, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan error, 1)
+	go func() {
+		l2, err := b.Acquire(ctx, "k", lock.WithRetry(lock.FixedDelay(time.Minute)))
+		if err == nil {
+			err = l2.Release(ctx)
+		}
+		got <- err
+	}()
+	time.Sleep(100 * time.Millisecond)
+	if err := l.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the waiter did not wake: releases on a schema-qualified table are not announced")
+	}
+	var n int
+	if err := ad.QueryRow(ctx, `SELECT count(*) FROM `+pgx.Identifier{schema, "Locks"}.Sanitize()).Scan(&n); err != nil || n != 1 {
+		t.Errorf("the table %s.\"Locks\" holds %d rows (%v), want 1", schema, n, err)
+	}
+}
