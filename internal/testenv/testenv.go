@@ -40,3 +40,10 @@ func PostgresDSN(t testing.TB) string {
 	t.Helper()
 	return Lookup(t, "DISTLOCK_POSTGRES_DSN")
 }
+
+// MongoDBURI returns the URI of the MongoDB-wire test server, from
+// DISTLOCK_MONGODB_URI.
+func MongoDBURI(t testing.TB) string {
+	t.Helper()
+	return Lookup(t, "DISTLOCK_MONGODB_URI")
+}
