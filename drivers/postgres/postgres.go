@@ -1,8 +1,8 @@
 // Package postgres is a lock driver for PostgreSQL, registered as
 // "postgres", over github.com/jackc/pgx/v5. Locks are leases in a table;
-// expiry is judged by the server's clock; every key has a fencing counter
-// that grows with each acquisition; releases are announced with NOTIFY, so
-// waiters wake at once.
+// whether a lease has ended is judged by the server's clock; every key has
+// a fencing counter that grows with each acquisition; releases are
+// announced with NOTIFY, so that waiters wake at once.
 //
 //	import _ "github.com/distlock/lock/drivers/postgres"
 //
@@ -11,6 +11,7 @@
 // A program that already has a pool hands it to [New] instead:
 //
 //	connector, err := postgres.New(pool, postgres.Config{Table: "app_locks"})
+//	...
 //	c := lock.OpenConnector(connector)
 //
 // # DSN
@@ -28,97 +29,120 @@
 // Any other parameter starting with "distlock_" is an error. The table name
 // is letters, digits and '_' (not starting with a digit), optionally
 // qualified by a schema, at most 63 bytes in all; it is used as written,
-// quoted, so it is case-sensitive. lock.Open parses the whole DSN and
-// reports a malformed one without contacting the server; no error, and no
-// String method, ever repeats a password.
+// quoted, so it is case-sensitive. The schema must exist. lock.Open parses
+// the whole DSN and reports a malformed one without contacting the server.
+// No error, and no String method, ever shows a password: errors from pgx's
+// parser are passed on as text, with every password of the DSN taken out.
 //
-// Each lock.Client opened on a DSN gets its own pgx pool, and one more
-// connection for LISTEN once it first waits for a key.
+// Each lock.Client opened on a DSN gets a pgx pool of its own, and, from
+// the first time it waits for a key, one more connection to listen on.
 //
 // # The table
 //
-// The driver creates the table if it is missing (concurrent creators are
-// fine), unless told not to:
+// The driver creates the table when a client first connects, if it is
+// missing (racing creators are fine), unless told not to:
 //
 //	CREATE TABLE IF NOT EXISTS distlock_leases (
 //		key        text COLLATE "C" PRIMARY KEY,
 //		value      text        NOT NULL, -- the value of the latest grant
 //		fence      bigint      NOT NULL, -- the key's fencing counter: the token of the latest grant
-//		expires_at timestamptz NOT NULL  -- the end of the latest lease, by the server's clock
+//		expires_at timestamptz NOT NULL, -- the end of the latest lease, by the server's clock
+//		watched    boolean     NOT NULL DEFAULT false -- someone has waited for the key: announce its releases
 //	) WITH (fillfactor = 80)
 //
 // A key is held while expires_at is in the future. Rows are never deleted,
-// so that a key's counter never goes back: the table has one row per key
-// ever used. A program that uses unbounded sets of keys may delete rows
-// whose lease ended long ago, accepting that those keys' tokens start again
-// from 1.
+// so that a key's counter never goes back: the table keeps one row per key
+// ever used (and per key ever waited for). A program that uses unbounded
+// sets of keys may delete rows whose lease ended long ago, accepting that
+// those keys' tokens start again from 1.
 //
 // # Statements
 //
-// Acquire, Extend and Release are one statement and one round trip each
-// (once pgx has prepared them on a connection):
+// Acquire, Extend and Release are one statement and one round trip each,
+// once pgx has prepared them on a connection (which it does at their first
+// use there, and keeps):
 //
-//   - Acquire: INSERT ... ON CONFLICT (key) DO UPDATE SET ..., fence =
-//     fence + 1 ... WHERE expires_at <= clock_timestamp() RETURNING fence.
-//     The token is bumped in the statement that grants the lock, under the
-//     row lock, so tokens of a key come out in the order of grants. An
-//     attempt on a held key is turned away by a NOT EXISTS guard that reads
-//     the row without locking it, so it writes nothing.
+//   - Acquire: INSERT ... ON CONFLICT (key) DO UPDATE SET value = ..., fence
+//     = fence + 1, expires_at = clock_timestamp() + ttl WHERE expires_at <=
+//     clock_timestamp() RETURNING fence. The token is bumped in the
+//     statement that grants the lock, under the row lock, so the tokens of
+//     a key come out in the order of its grants. A NOT EXISTS guard turns
+//     away an attempt on a held key by reading the row, without locking it,
+//     so that a refused attempt writes nothing: no row lock, no WAL, no
+//     commit to flush.
 //   - Extend: UPDATE ... SET expires_at = clock_timestamp() + ttl WHERE key
 //     = $1 AND value = $2 AND expires_at > clock_timestamp(): a lease that
-//     has ended is never revived.
+//     has ended is never revived, even if nobody took the key since.
 //   - Release: UPDATE ... SET expires_at = clock_timestamp() WHERE key = $1
-//     AND value = $2 AND expires_at > clock_timestamp() RETURNING
-//     pg_notify(table, key).
+//     AND value = $2 AND expires_at > clock_timestamp(), which also calls
+//     pg_notify(table, key) if the row is watched.
 //
-// Keys and values travel only as bind parameters; TTLs go to the server as
-// intervals, rounded up to the microsecond, so the server's lease is never
-// shorter than asked.
+// Keys and values travel only as bind parameters. TTLs go to the server as
+// intervals, rounded up to the microsecond, so that the server's lease is
+// never shorter than asked.
+//
+// Concurrent acquisitions of one key through one client are coalesced:
+// while one attempt is in flight, the others wait for its outcome. If it was
+// granted, they report the key held (it is, by the winner); if it was
+// refused, they take the outcome of the next attempt, sent after they
+// began. Every call still reports the key's state at an instant within the
+// call, and the server sees one attempt where a release woke many waiters
+// of one client.
 //
 // # Guarantees
 //
 // Whether a lease has ended is decided by the server's clock, read when the
-// row is examined (clock_timestamp()), so clients' clocks never decide who
-// owns a key; a lease starts when the server grants it, which is after the
-// core's clock reading that validity is counted from. Mutual exclusion then
-// holds as long as the server's clock runs no slower than the client's
-// beyond the drift allowance: a step of the server's clock (a manual change,
-// an NTP step) shortens or lengthens every lease by the step.
+// row is examined (clock_timestamp(): now(), the statement's start, would be
+// stale in a statement that waited for the row lock), so clients' clocks
+// never decide who owns a key. A lease starts when the server grants it,
+// which is after the clock reading the core counts validity from. Mutual
+// exclusion then holds as long as the server's clock runs no slower than the
+// client's beyond the drift allowance: a step of the server's clock (set by
+// hand, or stepped by NTP) lengthens or shortens every lease by the step.
 //
-// Fencing tokens of a key strictly increase, across all clients, for as
-// long as the row is kept and committed grants survive: they are as durable
-// as the server's commits. To make them as durable as the server can, the
-// driver raises synchronous_commit to "on" on every connection it opens
-// where it is "off", "local" or "remote_write", unless the DSN sets
-// synchronous_commit itself. (With asynchronous replication, a failover can
-// still lose the latest grants, and with them the tokens handed out; use
-// synchronous replication where that matters.) A pool given to [New] is
-// used as it is configured.
+// The tokens of a key strictly increase, across all clients, as long as its
+// row is kept and committed grants survive: they are as durable as the
+// server's commits. The default is the strongest the server offers: on the
+// connections of its own pools, the driver raises synchronous_commit to "on"
+// where the server has it at "off", "local" or "remote_write", unless the
+// DSN sets synchronous_commit itself. With asynchronous replication, a
+// failover can still lose the latest grants, and so hand out their tokens
+// again; use synchronous replication where that matters. A pool given to
+// [New] is used as it is configured.
 //
 // # Wake-ups
 //
-// Every release notifies the channel named like the table, with the key as
-// payload, in the same statement (so the notification goes out when the
-// release commits). Each client listens on one dedicated connection, opened
-// at the first wait and kept until the client is closed, and hands each
-// notification to the waiters on its key. A lease that simply runs out is
-// not announced: waiters find it free at their next poll, which the core
-// keeps as a safety net. LISTEN/NOTIFY does not pass through poolers in
-// transaction mode (PgBouncer and the like); there, waiters poll.
+// A client listens for releases on one dedicated connection, opened the
+// first time one of its callers waits for a key and kept until the client
+// is closed; the channel is named like the table (schema.name if
+// qualified), and the payload is the key. It hands each notification to the
+// waiters of that key, in this client. Before a caller first waits for a
+// key, the client marks the key's row as watched (one round trip, then
+// remembered for a minute), and from then on every release of the key
+// notifies, in the statement that releases it, so that listeners hear of it
+// when it commits. Releases of keys that nobody has waited for do not
+// notify: NOTIFY serializes the commits of every notifying transaction of
+// the server, and those releases need not pay for it.
+//
+// A lease that simply runs out is not announced: waiters find the key free
+// at their next poll, which the core keeps as a safety net. LISTEN does not
+// pass through poolers in transaction mode (PgBouncer and the like), where
+// waiters therefore poll.
 //
 // # Connection loss
 //
-// Leases live in the table, not in sessions: a client whose connections are
-// lost (terminated, or the server restarted) keeps its locks until their
-// TTL, and its next operation fails with an error other than
-// lock.ErrNotAcquired and lock.ErrNotHeld, or succeeds on a fresh connection
-// (pgx pings a pooled connection idle for more than a second before handing
-// it out). An operation whose connection broke while it was in flight may
-// have taken effect or not; the core releases an acquisition whose answer
-// was lost. The listening connection reconnects with backoff (50ms to 2s),
-// pings the server after 30 seconds of silence to find a dead connection,
-// and after each reconnection wakes every waiter of the client, since a
-// release may have gone unheard in between.
+// Leases live in the table, not in sessions. A client whose connections are
+// cut (terminated, or the server restarted) keeps its locks until their TTL
+// runs out, and its next call either fails, with an error that matches
+// neither lock.ErrNotAcquired nor lock.ErrNotHeld, or succeeds on a new
+// connection (pgx pings a pooled connection that has been idle for more than
+// a second before using it). A call whose connection broke while it was in
+// flight may or may not have taken effect; the core releases an
+// acquisition whose answer was lost. The listening connection reconnects
+// with backoff (50ms, doubling up to 2s), pings the server after 30 seconds
+// of silence so that a connection that died quietly is found out, and after
+// every reconnection wakes every waiter of its client, since a release may
+// have gone unheard meanwhile.
 package postgres
 
 import (
