@@ -27,6 +27,7 @@ type conn struct {
 	mu      sync.Mutex
 	flights map[string]*flight   // by key: the attempt in flight, if any
 	watched map[string]time.Time // keys this connection marked as waited for, and when
+	held    map[string]grant     // keys granted through this connection and not yet released through it
 
 	closeOnce sync.Once
 }
@@ -48,8 +49,8 @@ var (
 )
 
 func newConn(pool *pgxpool.Pool, owned bool, t *table) *conn {
-	c := &conn{pool: pool, owned: owned, t: t, flights: make(map[string]*flight), watched: make(map[string]time.Time)}
-	c.ln = newListener(t.name, c.listenConn)
+	c := &conn{pool: pool, owned: owned, t: t, flights: make(map[string]*flight), watched: make(map[string]time.Time), held: make(map[string]grant)}
+	c.ln = newListener(t.name, c.listenConn, c.stale)
 	return c
 }
 
@@ -108,8 +109,12 @@ func (c *conn) fly(ctx context.Context, key, value string, ttl time.Duration) (d
 	f := new(flight)
 	c.flights[key] = f
 	c.mu.Unlock()
+	sent := time.Now()
 	lease, err := c.acquire(ctx, key, value, ttl)
 	c.mu.Lock()
+	if err == nil {
+		c.held[key] = grant{value: value, until: sent.Add(ttl - ttl/50 - 2*time.Millisecond)}
+	}
 	f.granted = err == nil
 	f.refused = errors.Is(err, driver.ErrHeld)
 	delete(c.flights, key)
@@ -118,6 +123,34 @@ func (c *conn) fly(ctx context.Context, key, value string, ttl time.Duration) (d
 	}
 	c.mu.Unlock()
 	return lease, err
+}
+
+// grant is a lease granted through a connection: by until, on this
+// process's monotonic clock, it has surely not run out on the server.
+type grant struct {
+	value string
+	until time.Time
+}
+
+// stale reports whether a release of key that is being announced now
+// surely happened before a lease on it that this connection granted and
+// that is still running: no release of that lease has been sent yet (it
+// would have gone through this connection, and Release forgets the grant
+// before it sends anything), and nobody else can end it, so the announced
+// release came before the grant. Its waiters need not wake to find the key
+// held: that release and the next one, which is announced, reach them as
+// one. (If the lease runs out instead, nothing is announced either way.)
+// This spares the waiters of one client the wake-up a release causes after
+// another of its callers has already taken the key again.
+func (c *conn) stale(key string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	g, ok := c.held[key]
+	if ok && !time.Now().Before(g.until) {
+		delete(c.held, key)
+		return false
+	}
+	return ok
 }
 
 // acquire makes one attempt to acquire key.
@@ -145,6 +178,11 @@ func (c *conn) Extend(ctx context.Context, key, value string, ttl time.Duration)
 }
 
 func (c *conn) Release(ctx context.Context, key, value string) error {
+	c.mu.Lock()
+	if g, ok := c.held[key]; ok && g.value == value {
+		delete(c.held, key)
+	}
+	c.mu.Unlock()
 	tag, err := c.pool.Exec(ctx, c.t.release, key, value)
 	switch {
 	case err != nil:

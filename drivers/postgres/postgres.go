@@ -116,8 +116,10 @@
 // first time one of its callers waits for a key and kept until the client
 // is closed; the channel is named like the table (schema.name if
 // qualified), and the payload is the key. It hands each notification to the
-// waiters of that key, in this client. Before a caller first waits for a
-// key, the client marks the key's row as watched (one round trip, then
+// waiters of that key in this client, unless the client has itself taken
+// the key again since (its own grant, still running, shows that the
+// release came before it; the key's next release is announced as usual).
+// Before a caller first waits for a key, the client marks the key's row as watched (one round trip, then
 // remembered for a minute), and from then on every release of the key
 // notifies, in the statement that releases it, so that listeners hear of it
 // when it commits. Releases of keys that nobody has waited for do not
