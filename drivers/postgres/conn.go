@@ -49,7 +49,14 @@ var (
 )
 
 func newConn(pool *pgxpool.Pool, owned bool, t *table) *conn {
-	c := &conn{pool: pool, owned: owned, t: t, flights: make(map[string]*flight), watched: make(map[string]time.Time), held: make(map[string]grant)}
+	c := &conn{
+		pool:    pool,
+		owned:   owned,
+		t:       t,
+		flights: make(map[string]*flight),
+		watched: make(map[string]time.Time),
+		held:    make(map[string]grant),
+	}
 	c.ln = newListener(t.name, c.listenConn, c.stale)
 	return c
 }
@@ -113,7 +120,7 @@ func (c *conn) fly(ctx context.Context, key, value string, ttl time.Duration) (d
 	lease, err := c.acquire(ctx, key, value, ttl)
 	c.mu.Lock()
 	if err == nil {
-		c.held[key] = grant{value: value, until: sent.Add(ttl - ttl/50 - 2*time.Millisecond)}
+		c.remember(key, grant{value: value, until: sent.Add(ttl - ttl/50 - 2*time.Millisecond)})
 	}
 	f.granted = err == nil
 	f.refused = errors.Is(err, driver.ErrHeld)
@@ -130,6 +137,26 @@ func (c *conn) fly(ctx context.Context, key, value string, ttl time.Duration) (d
 type grant struct {
 	value string
 	until time.Time
+}
+
+// heldKeys bounds how many grants a connection remembers for [conn.stale].
+const heldKeys = 4096
+
+// remember records a grant of key. Locks left to run out are forgotten
+// when they have, so that the record stays small. c.mu must be held.
+func (c *conn) remember(key string, g grant) {
+	if len(c.held) >= heldKeys {
+		now := time.Now()
+		for k, old := range c.held {
+			if !now.Before(old.until) {
+				delete(c.held, k)
+			}
+		}
+		if len(c.held) >= heldKeys {
+			clear(c.held) // forgetting only costs waiters a useless wake-up
+		}
+	}
+	c.held[key] = g
 }
 
 // stale reports whether a release of key that is being announced now

@@ -20,10 +20,6 @@ const (
 	// listenConnectTimeout bounds one attempt to connect and LISTEN.
 	listenConnectTimeout = 10 * time.Second
 
-	// listenIdle is how long the listener waits in silence before it pings
-	// the server, so that a dead connection is noticed.
-	listenIdle = 30 * time.Second
-
 	// listenPingTimeout bounds that ping.
 	listenPingTimeout = 5 * time.Second
 
@@ -35,6 +31,10 @@ const (
 	// closeTimeout bounds the goodbye to the server of a closing connection.
 	closeTimeout = time.Second
 )
+
+// listenIdle is how long the listener waits in silence before it pings the
+// server, so that a dead connection is noticed. Tests shorten it.
+var listenIdle = 30 * time.Second
 
 // listener listens on one dedicated connection for the releases that the
 // lease table's channel announces, and hands each to the watchers of its
@@ -128,11 +128,13 @@ func (l *listener) run(ctx context.Context) {
 		conn, err := l.connect(cctx)
 		cancel()
 		l.mu.Lock()
-		close(l.attempt)
-		l.attempt = nil
 		if err == nil {
+			// Before the attempt is seen to end, so that a Watch waiting
+			// for it finds the wake-up it has no use for, and drops it.
 			l.wakeAll()
 		}
+		close(l.attempt)
+		l.attempt = nil
 		l.mu.Unlock()
 		if err == nil {
 			up := time.Now()
