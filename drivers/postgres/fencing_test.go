@@ -16,9 +16,11 @@ import (
 // keys from 8 goroutines over 4 clients, leaving one in a hundred to
 // expire instead of releasing it, and checks with conformance.History
 // that holdings never overlap and that each key's tokens strictly increase
-// in the order of the holdings; then that the tokens of each key are
-// exactly 1..n, n being its acquisitions: every grant was handed out, in
-// order.
+// in the order of the holdings; then that the table's counters account for
+// every grant: one per acquisition, plus at most one per attempt that the
+// core gave up on after the server may have granted it (an answer that came
+// too late for a 50ms lease on a loaded machine, or an error), which the core
+// then released.
 func TestFencing_10000Acquisitions(t *testing.T) {
 	if testing.Short() {
 		skipShort(t)
@@ -90,7 +92,13 @@ func TestFencing_10000Acquisitions(t *testing.T) {
 		t.Fatalf("%d holdings recorded, want %d", h.Len(), total)
 	}
 
-	// The table agrees: each key's counter is its number of acquisitions.
+	var failed uint64
+	for _, c := range clients {
+		failed += c.Stats().Failed
+	}
+	t.Logf("%d attempts failed otherwise than by finding the key held", failed)
+
+	// The table agrees: the counters add up to the grants.
 	rows, _ := admin(t, dsn).Query(context.Background(),
 		"SELECT key, fence FROM "+pgx.Identifier{table}.Sanitize()+" ORDER BY key")
 	fences, err := pgx.CollectRows(rows, pgx.RowToStructByPos[struct {
@@ -104,7 +112,8 @@ func TestFencing_10000Acquisitions(t *testing.T) {
 	for _, f := range fences {
 		sum += f.Fence
 	}
-	if len(fences) != len(keys) || sum != total {
-		t.Errorf("the table's counters are %v; want %d keys whose counters add up to %d", fences, len(keys), total)
+	if len(fences) != len(keys) || sum < total || sum > total+int64(failed) {
+		t.Errorf("the table's counters are %v; want %d keys whose counters add up to %d, plus at most %d failed attempts",
+			fences, len(keys), total, failed)
 	}
 }
