@@ -22,11 +22,15 @@ import (
 //   - BenchmarkAcquireRelease: one uncontended acquisition and release,
 //     against baselineLease, a hand-written one-statement lease lock
 //     (INSERT ... ON CONFLICT ... WHERE expired to take, DELETE to give
-//     back). Reports the latency's p50 and p99.
+//     back). Reports the latency's p50 and p99. Its paired sub-benchmark
+//     alternates blocks of 64 of each, so that both see the same load from
+//     the rest of a shared machine, and reports both p50s and their ratio:
+//     that ratio is the figure to judge the driver's overhead by.
 //   - BenchmarkAcquireRelease_parallel: the same from 16 goroutines on
 //     distinct keys.
 //   - BenchmarkHandoff: 8 goroutines taking turns on one key, each holding
-//     it for 1ms, against PostgreSQL's own blocking pg_advisory_lock. The
+//     it for 1ms, through one client or through 8 (one each), against
+//     PostgreSQL's own blocking pg_advisory_lock on 8 connections. The
 //     driver's waiters poll only once a minute, so any waiter that depended
 //     on polling would stall the benchmark for half a minute: wake-ups do
 //     all the work. Reports acquisitions and handoffs (acquisitions by
