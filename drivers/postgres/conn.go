@@ -25,19 +25,9 @@ type conn struct {
 	ln    *listener
 
 	mu      sync.Mutex
-	flights map[string]*flight   // by key: the attempt in flight, if any
 	watched map[string]time.Time // keys this connection marked as waited for, and when
-	held    map[string]grant     // keys granted through this connection and not yet released through it
 
 	closeOnce sync.Once
-}
-
-// flight is an attempt to acquire a key in flight, whose outcome callers
-// that arrive meanwhile wait for. Its fields are guarded by conn.mu.
-type flight struct {
-	done    chan struct{} // made by the first caller to wait; closed when the outcome is known
-	granted bool
-	refused bool
 }
 
 var (
@@ -53,11 +43,9 @@ func newConn(pool *pgxpool.Pool, owned bool, t *table) *conn {
 		pool:    pool,
 		owned:   owned,
 		t:       t,
-		flights: make(map[string]*flight),
 		watched: make(map[string]time.Time),
-		held:    make(map[string]grant),
 	}
-	c.ln = newListener(t.name, c.listenConn, c.stale)
+	c.ln = newListener(t.name, c.listenConn)
 	return c
 }
 
@@ -72,116 +60,8 @@ func interval(ttl time.Duration) pgtype.Interval {
 // wrap marks err as the backend's.
 func wrap(err error) error { return fmt.Errorf("postgres: %w", err) }
 
-// Acquire coalesces concurrent attempts on one key: while one is in
-// flight, the others wait for its outcome instead of sending their own, so
-// that a release that wakes many waiters of one client costs the server
-// one attempt, not one per waiter. If that attempt was granted, the key is
-// held by another value for the whole time a caller that arrived
-// meanwhile has been waiting, and the caller reports it held. If it was
-// refused or failed, its outcome may predate the caller: the caller then
-// takes the outcome of the next attempt, which is sent after it arrived, or
-// sends its own. So each call still reports the state of the key at some
-// instant during the call, and makes at most one attempt.
+// Acquire makes one attempt to acquire key, in one statement.
 func (c *conn) Acquire(ctx context.Context, key, value string, ttl time.Duration) (driver.Lease, error) {
-	for sentBefore := true; ; sentBefore = false {
-		c.mu.Lock()
-		f := c.flights[key]
-		if f == nil {
-			return c.fly(ctx, key, value, ttl) // unlocks c.mu
-		}
-		if f.done == nil {
-			f.done = make(chan struct{})
-		}
-		c.mu.Unlock()
-		select {
-		case <-f.done:
-		case <-ctx.Done():
-			return driver.Lease{}, wrap(ctx.Err())
-		}
-		switch {
-		case f.granted, f.refused && !sentBefore:
-			return driver.Lease{}, driver.ErrHeld
-		case !sentBefore:
-			// The attempt failed; this call's outcome is its own.
-			return c.acquire(ctx, key, value, ttl)
-		}
-		// The attempt was sent before this call began and was refused or
-		// failed: wait for the next one, or make it.
-	}
-}
-
-// fly makes an attempt that callers arriving meanwhile can wait for. c.mu
-// must be held; fly unlocks it.
-func (c *conn) fly(ctx context.Context, key, value string, ttl time.Duration) (driver.Lease, error) {
-	f := new(flight)
-	c.flights[key] = f
-	c.mu.Unlock()
-	sent := time.Now()
-	lease, err := c.acquire(ctx, key, value, ttl)
-	c.mu.Lock()
-	if err == nil {
-		c.remember(key, grant{value: value, until: sent.Add(ttl - ttl/50 - 2*time.Millisecond)})
-	}
-	f.granted = err == nil
-	f.refused = errors.Is(err, driver.ErrHeld)
-	delete(c.flights, key)
-	if f.done != nil {
-		close(f.done)
-	}
-	c.mu.Unlock()
-	return lease, err
-}
-
-// grant is a lease granted through a connection: by until, on this
-// process's monotonic clock, it has surely not run out on the server.
-type grant struct {
-	value string
-	until time.Time
-}
-
-// heldKeys bounds how many grants a connection remembers for [conn.stale].
-const heldKeys = 4096
-
-// remember records a grant of key. Locks left to run out are forgotten
-// when they have, so that the record stays small. c.mu must be held.
-func (c *conn) remember(key string, g grant) {
-	if len(c.held) >= heldKeys {
-		now := time.Now()
-		for k, old := range c.held {
-			if !now.Before(old.until) {
-				delete(c.held, k)
-			}
-		}
-		if len(c.held) >= heldKeys {
-			clear(c.held) // forgetting only costs waiters a useless wake-up
-		}
-	}
-	c.held[key] = g
-}
-
-// stale reports whether a release of key that is being announced now
-// surely happened before a lease on it that this connection granted and
-// that is still running: no release of that lease has been sent yet (it
-// would have gone through this connection, and Release forgets the grant
-// before it sends anything), and nobody else can end it, so the announced
-// release came before the grant. Its waiters need not wake to find the key
-// held: that release and the next one, which is announced, reach them as
-// one. (If the lease runs out instead, nothing is announced either way.)
-// This spares the waiters of one client the wake-up a release causes after
-// another of its callers has already taken the key again.
-func (c *conn) stale(key string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	g, ok := c.held[key]
-	if ok && !time.Now().Before(g.until) {
-		delete(c.held, key)
-		return false
-	}
-	return ok
-}
-
-// acquire makes one attempt to acquire key.
-func (c *conn) acquire(ctx context.Context, key, value string, ttl time.Duration) (driver.Lease, error) {
 	var fence int64
 	err := c.pool.QueryRow(ctx, c.t.acquire, key, value, interval(ttl)).Scan(&fence)
 	switch {
@@ -205,11 +85,6 @@ func (c *conn) Extend(ctx context.Context, key, value string, ttl time.Duration)
 }
 
 func (c *conn) Release(ctx context.Context, key, value string) error {
-	c.mu.Lock()
-	if g, ok := c.held[key]; ok && g.value == value {
-		delete(c.held, key)
-	}
-	c.mu.Unlock()
 	tag, err := c.pool.Exec(ctx, c.t.release, key, value)
 	switch {
 	case err != nil:

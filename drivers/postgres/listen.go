@@ -43,7 +43,6 @@ var listenIdle = 30 * time.Second
 type listener struct {
 	channel string
 	connect func(context.Context) (*pgx.Conn, error) // a connection that listens on channel
-	stale   func(key string) bool                    // whether an announced release is known to be superseded
 
 	mu       sync.Mutex
 	watchers map[string]map[*watch]struct{} // by key
@@ -54,8 +53,8 @@ type listener struct {
 	done     chan struct{} // closed when run returns
 }
 
-func newListener(channel string, connect func(context.Context) (*pgx.Conn, error), stale func(string) bool) *listener {
-	return &listener{channel: channel, connect: connect, stale: stale, watchers: make(map[string]map[*watch]struct{})}
+func newListener(channel string, connect func(context.Context) (*pgx.Conn, error)) *listener {
+	return &listener{channel: channel, connect: connect, watchers: make(map[string]map[*watch]struct{})}
 }
 
 // watch subscribes to releases of key. The subscription is in place when it
@@ -170,7 +169,7 @@ func (l *listener) receive(ctx context.Context, conn *pgx.Conn) {
 		n, err := conn.WaitForNotification(wctx)
 		idle := wctx.Err() != nil
 		cancel()
-		if n != nil && n.Channel == l.channel && !l.stale(n.Payload) {
+		if n != nil && n.Channel == l.channel {
 			l.notify(n.Payload)
 		}
 		switch {

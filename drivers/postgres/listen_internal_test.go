@@ -30,7 +30,7 @@ func TestListener_idlePings(t *testing.T) {
 			return nil, err
 		}
 		return c, nil
-	}, func(string) bool { return false })
+	})
 	defer l.close()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -82,14 +82,14 @@ func TestNotify_onlyWaitedForKeys(t *testing.T) {
 }
 
 // TestAcquire_oneClientManyGoroutines contends on one key from many
-// goroutines of one client, whose attempts the driver coalesces: holdings
-// must still never overlap, tokens must increase, and TryAcquire of a free
-// key by many goroutines at once must grant it exactly once.
+// goroutines of one client: holdings must never overlap, tokens must
+// increase, and TryAcquire of a free key by many goroutines at once must
+// grant it exactly once.
 func TestAcquire_oneClientManyGoroutines(t *testing.T) {
 	dsn := server(t)
 	c := open(t, withParams(dsn, "distlock_table", freshTable(t, dsn), "pool_max_conns", "8"))
 	ctx := ctxFor(t, 2*time.Minute)
-	key := "coalesce/" + randomHex(4)
+	key := "many/" + randomHex(4)
 
 	const goroutines = 16
 	for round := range 20 {

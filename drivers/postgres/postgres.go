@@ -81,14 +81,6 @@
 // intervals, rounded up to the microsecond, so that the server's lease is
 // never shorter than asked.
 //
-// Concurrent acquisitions of one key through one client are coalesced:
-// while one attempt is in flight, the others wait for its outcome. If it was
-// granted, they report the key held (it is, by the winner); if it was
-// refused, they take the outcome of the next attempt, sent after they
-// began. Every call still reports the key's state at an instant within the
-// call, and the server sees one attempt where a release woke many waiters
-// of one client.
-//
 // # Guarantees
 //
 // Whether a lease has ended is decided by the server's clock, read when the
