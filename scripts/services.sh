@@ -3,10 +3,12 @@
 #
 # Usage: scripts/services.sh up|down|env|status|restart-postgres
 #
-#   up      Start 5 independent redis-server instances (127.0.0.1:7001-7005)
-#           and a throwaway PostgreSQL cluster (127.0.0.1:55432, database
-#           "distlock", superuser "postgres", trust auth). Idempotent: servers
-#           that are already running are left alone, dead ones are restarted.
+#   up      Start 5 independent redis-server instances (127.0.0.1:7001-7005),
+#           a throwaway PostgreSQL cluster (127.0.0.1:55432, database
+#           "distlock", superuser "postgres", trust auth) and FerretDB, a
+#           MongoDB wire-protocol server (127.0.0.1:27017, SQLite backend, no
+#           auth). Idempotent: servers that are already running are left
+#           alone, dead ones are restarted.
 #   down    Stop only what `up` started (by the PIDs in our pidfiles) and
 #           remove the state dir. Idempotent.
 #   env     Print `export NAME=value` lines for eval. Starts nothing.
