@@ -1,0 +1,289 @@
+package bench
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/distlock/lock"
+)
+
+// The shapes are those of the main module's driver benchmarks
+// (drivers/goredis/bench_test.go), for each implementation in impls.
+
+// benchKey returns a key of the benchmark's own: a run that crashed may
+// have left its keys held.
+func benchKey(b *testing.B, suffix string) string {
+	var r [6]byte
+	rand.Read(r[:])
+	return "bench/" + b.Name() + "/" + hex.EncodeToString(r[:]) + suffix
+}
+
+// latencies records durations without allocating while it runs (up to
+// its capacity), and reports their percentiles.
+type latencies []time.Duration
+
+func newLatencies(capacity int) *latencies {
+	l := make(latencies, 0, capacity)
+	return &l
+}
+
+func (l *latencies) add(d time.Duration) {
+	if len(*l) < cap(*l) {
+		*l = append(*l, d)
+	}
+}
+
+// merged returns the sorted durations of l and others.
+func (l *latencies) merged(others ...*latencies) []time.Duration {
+	all := slices.Clone(*l)
+	for _, o := range others {
+		all = append(all, *o...)
+	}
+	slices.Sort(all)
+	return all
+}
+
+// percentile returns the p-th quantile of sorted durations.
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	return sorted[min(len(sorted)-1, int(p*float64(len(sorted))))]
+}
+
+// report reports the 50th and 99th percentiles of l and others, in unit
+// ("µs" or "ms"), as metrics named prefix+"p50-"+unit and so on.
+func (l *latencies) report(b *testing.B, prefix, unit string, others ...*latencies) {
+	all := l.merged(others...)
+	if len(all) == 0 {
+		return
+	}
+	scale := map[string]float64{"µs": float64(time.Microsecond), "ms": float64(time.Millisecond)}[unit]
+	b.ReportMetric(float64(percentile(all, 0.50))/scale, prefix+"p50-"+unit)
+	b.ReportMetric(float64(percentile(all, 0.99))/scale, prefix+"p99-"+unit)
+}
+
+// subName names the sub-benchmark of implementation name on n nodes as
+// benchstat likes it: lib=ours/client=goredis/N=5, so that
+// `benchstat -col /lib` puts ours and redsync side by side.
+func subName(name string, n int) string {
+	lib, client, _ := strings.Cut(name, "-")
+	return fmt.Sprintf("lib=%s/client=%s/N=%d", lib, client, n)
+}
+
+// eachImpl runs f as sub-benchmarks lib=.../client=.../N=n for every
+// implementation and for N=1 and N=5.
+func eachImpl(b *testing.B, f func(b *testing.B, im impl)) {
+	addrs := servers(b)
+	for _, name := range impls {
+		for _, n := range []int{1, 5} {
+			b.Run(subName(name, n), func(b *testing.B) {
+				f(b, newImpl(b, name, addrs[:n]))
+			})
+		}
+	}
+}
+
+// BenchmarkAcquireRelease is one uncontended acquisition and release after
+// another, on one key. An operation that fails (a node timed out on an
+// overloaded machine) is counted in failed/op and left out of the
+// percentiles, and the benchmark goes on with a new key, since the old one
+// may stay held by a request that a node carried out after the client gave
+// up on it.
+func BenchmarkAcquireRelease(b *testing.B) {
+	eachImpl(b, func(b *testing.B, im impl) {
+		m := im.mutex(benchKey(b, ""))
+		ctx := context.Background()
+		lat := newLatencies(1 << 20)
+		failed := 0
+		b.ReportAllocs()
+		for b.Loop() {
+			start := time.Now()
+			err := m.tryLock(ctx)
+			if err == nil {
+				err = m.unlock(ctx)
+			}
+			if err != nil {
+				failed++
+				m = im.mutex(benchKey(b, fmt.Sprint(failed)))
+				continue
+			}
+			lat.add(time.Since(start))
+		}
+		b.ReportMetric(float64(failed)/float64(b.N), "failed/op")
+		lat.report(b, "", "µs")
+	})
+}
+
+// BenchmarkAcquireRelease_16keys is 16 goroutines sharing one client, each
+// acquiring and releasing a key of its own. ns/op is the wall time per
+// acquire+release of all of them together. Failures are counted as in
+// BenchmarkAcquireRelease.
+func BenchmarkAcquireRelease_16keys(b *testing.B) {
+	const goroutines = 16
+	eachImpl(b, func(b *testing.B, im impl) {
+		ctx := context.Background()
+		lats := make([]*latencies, goroutines)
+		mus := make([]mutex, goroutines)
+		for g := range lats {
+			lats[g] = newLatencies(1 << 16)
+			mus[g] = im.mutex(benchKey(b, fmt.Sprintf("/%d", g)))
+		}
+		var next, failed atomic.Int64
+		var wg sync.WaitGroup
+		b.ReportAllocs()
+		b.ResetTimer()
+		for g := range goroutines {
+			wg.Go(func() {
+				for next.Add(1) <= int64(b.N) {
+					start := time.Now()
+					err := mus[g].tryLock(ctx)
+					if err == nil {
+						err = mus[g].unlock(ctx)
+					}
+					if err != nil {
+						failed.Add(1)
+						mus[g] = im.mutex(benchKey(b, fmt.Sprintf("/%d/%d", g, next.Load())))
+						continue
+					}
+					lats[g].add(time.Since(start))
+				}
+			})
+		}
+		wg.Wait()
+		b.StopTimer()
+		b.ReportMetric(float64(failed.Load())/float64(b.N), "failed/op")
+		lats[0].report(b, "", "µs", lats[1:]...)
+	})
+}
+
+// BenchmarkContended is 8 goroutines sharing one client, contending for
+// one key with each library's waiting acquisition at its defaults (ours:
+// Acquire, which wakes at a release's announcement; redsync: LockContext,
+// which retries every 50-250ms, 32 times, and is called again when it
+// gives up), each holding the lock for 1ms. A goroutine that released the
+// lock contends again only once another has taken it, so that every
+// acquisition is a handoff (otherwise redsync's releaser takes the lock
+// straight back while the others sleep, and "handoffs" would count that).
+// ns/op is the time per handoff; handoffs/s says the same the other way
+// round, and wait-p50-ms and wait-p99-ms are the percentiles of the time
+// from the start of a wait to the acquisition. An unlock that fails (a
+// node timed out on an overloaded machine) is counted in unlockfailed/op:
+// the key then stays held on some nodes until its TTL runs out, and the
+// wait for it is part of the measurement.
+func BenchmarkContended(b *testing.B) {
+	eachImpl(b, func(b *testing.B, im impl) {
+		contend(b, func(key string) mutex { return im.mutex(key) }, im)
+	})
+}
+
+// BenchmarkContended_clients is BenchmarkContended with a client of its
+// own for each goroutine, as separate processes would have.
+func BenchmarkContended_clients(b *testing.B) {
+	addrs := servers(b)
+	for _, name := range impls {
+		for _, n := range []int{1, 5} {
+			b.Run(subName(name, n), func(b *testing.B) {
+				var ims []impl
+				contend(b, func(key string) mutex {
+					im := newImpl(b, name, addrs[:n])
+					ims = append(ims, im)
+					return im.mutex(key)
+				}, nil)
+				if _, ok := ims[0].(interface{ stats() lock.Stats }); ok {
+					reportStats(b, ims...)
+				}
+			})
+		}
+	}
+}
+
+// contend runs 8 goroutines that take turns at one key, each with the
+// mutex that newMutex returns, and reports handoffs.
+func contend(b *testing.B, newMutex func(key string) mutex, im impl) {
+	const goroutines = 8
+	const hold = time.Millisecond
+	ctx := context.Background()
+	key := benchKey(b, "")
+	lats := make([]*latencies, goroutines)
+	mus := make([]mutex, goroutines)
+	for g := range lats {
+		lats[g] = newLatencies(1 << 16)
+		mus[g] = newMutex(key)
+	}
+	var next, gaveUp, unlockFailed atomic.Int64
+	// gen counts acquisitions; done says that no acquisition is left.
+	var mu sync.Mutex
+	var gen int64
+	var done bool
+	taken := sync.NewCond(&mu)
+	var wg sync.WaitGroup
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	for g := range goroutines {
+		wg.Go(func() {
+			defer func() {
+				mu.Lock()
+				done = true
+				taken.Broadcast()
+				mu.Unlock()
+			}()
+			for next.Add(1) <= int64(b.N) {
+				t0 := time.Now()
+				for mus[g].lock(ctx) != nil { // redsync gives up after 32 tries
+					gaveUp.Add(1)
+				}
+				lats[g].add(time.Since(t0))
+				mu.Lock()
+				gen++
+				mine := gen
+				taken.Broadcast()
+				mu.Unlock()
+				time.Sleep(hold)
+				if mus[g].unlock(ctx) != nil {
+					unlockFailed.Add(1)
+				}
+				mu.Lock()
+				for gen == mine && !done {
+					taken.Wait()
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "handoffs/s")
+	b.ReportMetric(float64(gaveUp.Load())/float64(b.N), "gaveup/op")
+	b.ReportMetric(float64(unlockFailed.Load())/float64(b.N), "unlockfailed/op")
+	lats[0].report(b, "wait-", "ms", lats[1:]...)
+	if im != nil {
+		if _, ok := im.(interface{ stats() lock.Stats }); ok {
+			reportStats(b, im)
+		}
+	}
+}
+
+// reportStats reports, for our clients, the attempts per acquisition that
+// found the key held (a split vote is one of those) or failed otherwise.
+func reportStats(b *testing.B, ims ...impl) {
+	var st lock.Stats
+	for _, im := range ims {
+		s := im.(interface{ stats() lock.Stats }).stats()
+		st.Acquired += s.Acquired
+		st.Contended += s.Contended
+		st.Failed += s.Failed
+	}
+	b.ReportMetric(float64(st.Contended)/float64(st.Acquired), "held/op")
+	b.ReportMetric(float64(st.Failed)/float64(st.Acquired), "failed/op")
+}

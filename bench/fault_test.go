@@ -1,0 +1,169 @@
+package bench
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var (
+	faultOps        = flag.Int("fault.ops", 10000, "acquire+release operations per implementation of ours in TestHungMinority")
+	faultRedsyncOps = flag.Int("fault.redsync-ops", 3, "operations per implementation of redsync in TestHungMinority (each takes seconds, or forever)")
+)
+
+// hang stops the Redis servers at addrs with SIGSTOP, and resumes them
+// with SIGCONT when the test ends, whatever happens. A watchdog process of
+// its own resumes them too, after the longest a test may last, should this
+// test binary die without running its cleanups (a panic, a -timeout).
+func hang(t *testing.T, addrs []string) {
+	t.Helper()
+	dir := os.Getenv("DISTLOCK_SERVICES_DIR")
+	if dir == "" {
+		t.Skip("DISTLOCK_SERVICES_DIR is not set: run `eval \"$(scripts/services.sh env)\"`")
+	}
+	var pids []string
+	for _, a := range addrs {
+		port := a[strings.LastIndexByte(a, ':')+1:]
+		b, err := os.ReadFile(filepath.Join(dir, "redis-"+port, "redis.pid"))
+		if err != nil {
+			t.Fatalf("redis %s: %v", a, err)
+		}
+		pid := strings.TrimSpace(string(b))
+		if _, err := strconv.Atoi(pid); err != nil {
+			t.Fatalf("redis %s: pidfile holds %q", a, pid)
+		}
+		pids = append(pids, pid)
+	}
+	watchdog := exec.Command("sh", "-c", "sleep 900; kill -CONT "+strings.Join(pids, " "))
+	if err := watchdog.Start(); err != nil {
+		t.Fatalf("watchdog: %v", err)
+	}
+	t.Cleanup(func() {
+		for _, p := range pids {
+			pid, _ := strconv.Atoi(p)
+			if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+				t.Errorf("SIGCONT redis pid %d: %v", pid, err)
+			}
+		}
+		watchdog.Process.Kill()
+		watchdog.Wait()
+	})
+	for _, p := range pids {
+		pid, _ := strconv.Atoi(p)
+		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+			t.Fatalf("SIGSTOP redis pid %d: %v", pid, err)
+		}
+	}
+	t.Logf("hung %s (pids %s)", strings.Join(addrs, ", "), strings.Join(pids, ", "))
+}
+
+// faultRun is what one implementation did with a minority of nodes hung.
+type faultRun struct {
+	ops, failed                 int
+	lat                         []time.Duration // sorted
+	before, max, after          int             // goroutines
+	settled                     int             // goroutines a while after the last operation
+	firstTenthMax, lastTenthMax int             // the most goroutines seen in the first and the last tenth
+	blocked                     bool            // an operation did not end within the watchdog's time
+}
+
+func (r faultRun) String() string {
+	s := fmt.Sprintf("%d ops, %d failed; latency p50 %v p99 %v max %v; goroutines before %d, max %d (first tenth %d, last tenth %d), right after %d, settled %d",
+		r.ops, r.failed, percentile(r.lat, 0.5), percentile(r.lat, 0.99), percentile(r.lat, 1), r.before, r.max, r.firstTenthMax, r.lastTenthMax, r.after, r.settled)
+	if r.blocked {
+		s += "; an operation was still blocked when the test gave up on it"
+	}
+	return s
+}
+
+// runFaulty runs ops acquire+release operations of m one after another,
+// each under a watchdog of perOp, and counts goroutines.
+func runFaulty(m mutex, ops int, perOp time.Duration) faultRun {
+	r := faultRun{ops: ops, before: runtime.NumGoroutine()}
+	lat := make([]time.Duration, 0, ops)
+	for i := range ops {
+		start := time.Now()
+		done := make(chan error, 1)
+		go func() {
+			ctx := context.Background()
+			err := m.lock(ctx)
+			if err == nil {
+				err = m.unlock(ctx)
+			}
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err != nil {
+				r.failed++
+			}
+		case <-time.After(perOp):
+			r.blocked = true
+			r.ops = i + 1
+			lat = append(lat, time.Since(start))
+			slices.Sort(lat)
+			r.lat = lat
+			r.after = runtime.NumGoroutine()
+			return r
+		}
+		lat = append(lat, time.Since(start))
+		g := runtime.NumGoroutine()
+		r.max = max(r.max, g)
+		tenth := max(1, ops/10)
+		switch {
+		case i < tenth:
+			r.firstTenthMax = max(r.firstTenthMax, g)
+		case i >= ops-tenth:
+			r.lastTenthMax = max(r.lastTenthMax, g)
+		}
+	}
+	r.after = runtime.NumGoroutine()
+	slices.Sort(lat)
+	r.lat = lat
+	return r
+}
+
+// TestHungMinority hangs 2 of 5 nodes and runs acquire+release with each
+// implementation's default settings: ours -fault.ops times (the
+// acceptance: p99 under 50ms, and goroutines that do not grow), redsync
+// -fault.redsync-ops times.
+func TestHungMinority(t *testing.T) {
+	addrs := servers(t)
+	for _, name := range impls {
+		t.Run(name, func(t *testing.T) {
+			im := newImpl(t, name, addrs) // warmed up: connections to every node
+			m := im.mutex("bench/hung-minority/" + name + "/" + strconv.FormatInt(time.Now().UnixNano(), 36))
+			ops, perOp := *faultOps, 10*time.Second
+			if strings.HasPrefix(name, "redsync") {
+				ops, perOp = *faultRedsyncOps, 30*time.Second
+			}
+			hang(t, addrs[3:5])
+			r := runFaulty(m, ops, perOp)
+			// Let the requests still out to the hung nodes time out.
+			time.Sleep(time.Second)
+			r.settled = runtime.NumGoroutine()
+			t.Logf("%s with 2 of 5 nodes hung: %v", name, r)
+			if strings.HasPrefix(name, "ours") {
+				if p99 := percentile(r.lat, 0.99); p99 >= 50*time.Millisecond {
+					t.Errorf("p99 %v, want under 50ms", p99)
+				}
+				if r.failed > 0 {
+					t.Errorf("%d of %d operations failed", r.failed, r.ops)
+				}
+				if r.settled > r.before+2 || r.lastTenthMax > r.firstTenthMax+r.firstTenthMax/2 {
+					t.Errorf("goroutines grew: %v", r)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,163 @@
+package bench
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-redsync/redsync/v4"
+	rsredis "github.com/go-redsync/redsync/v4/redis"
+	rsgoredis "github.com/go-redsync/redsync/v4/redis/goredis/v9"
+	rsredigo "github.com/go-redsync/redsync/v4/redis/redigo"
+	redigo "github.com/gomodule/redigo/redis"
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/distlock/lock"
+	_ "github.com/distlock/lock/drivers/goredis"
+	_ "github.com/distlock/lock/drivers/redigo"
+)
+
+// An impl is one lock library over one Redis client, on some nodes.
+type impl interface {
+	// mutex returns a handle on key for one goroutine's use.
+	mutex(key string) mutex
+	close()
+}
+
+// A mutex is one goroutine's handle on one key.
+type mutex interface {
+	tryLock(ctx context.Context) error // one attempt
+	lock(ctx context.Context) error    // waits, with the library's defaults
+	unlock(ctx context.Context) error
+}
+
+// impls are the implementations compared, by name: ours and redsync's,
+// over go-redis and over redigo.
+var impls = []string{"ours-goredis", "redsync-goredis", "ours-redigo", "redsync-redigo"}
+
+// newImpl opens the implementation name on addrs, with its defaults.
+func newImpl(t testing.TB, name string, addrs []string) impl {
+	t.Helper()
+	var im impl
+	switch name {
+	case "ours-goredis", "ours-redigo":
+		urls := make([]string, len(addrs))
+		for i, a := range addrs {
+			urls[i] = "redis://" + a
+		}
+		c, err := lock.Open(strings.TrimPrefix(name, "ours-"), strings.Join(urls, ","))
+		if err != nil {
+			t.Fatal(err)
+		}
+		im = ours{c}
+	case "redsync-goredis":
+		// go-redis at its defaults, as redsync's README has it.
+		var pools []rsredis.Pool
+		var clients []*goredis.Client
+		for _, a := range addrs {
+			c := goredis.NewClient(&goredis.Options{Addr: a})
+			clients = append(clients, c)
+			pools = append(pools, rsgoredis.NewPool(c))
+		}
+		im = redsyncImpl{rs: redsync.New(pools...), closers: func() {
+			for _, c := range clients {
+				c.Close()
+			}
+		}}
+	case "redsync-redigo":
+		// redigo's Pool has no useful defaults (MaxIdle 0 dials for every
+		// command): this is redsync's example pool, with as many idle
+		// connections as our driver keeps and without the example's
+		// TestOnBorrow PING (a round trip per command), so that redsync
+		// pays for nothing ours does not.
+		var pools []rsredis.Pool
+		var rpools []*redigo.Pool
+		for _, a := range addrs {
+			p := &redigo.Pool{
+				MaxIdle:     10 * runtime.GOMAXPROCS(0),
+				IdleTimeout: 240 * time.Second,
+				Dial:        func() (redigo.Conn, error) { return redigo.Dial("tcp", a) },
+			}
+			rpools = append(rpools, p)
+			pools = append(pools, rsredigo.NewPool(p))
+		}
+		im = redsyncImpl{rs: redsync.New(pools...), closers: func() {
+			for _, p := range rpools {
+				p.Close()
+			}
+		}}
+	default:
+		t.Fatalf("unknown implementation %q", name)
+	}
+	t.Cleanup(im.close)
+	// Warm up: a lock and an unlock dial a connection to every node. (The
+	// waiting lock: on an overloaded machine, a dial may overrun our node
+	// timeout.)
+	var r [6]byte
+	rand.Read(r[:])
+	m := im.mutex("bench/warm-up/" + name + "/" + hex.EncodeToString(r[:]))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := m.lock(ctx); err != nil {
+		t.Fatalf("%s: warm-up: %v", name, err)
+	}
+	if err := m.unlock(ctx); err != nil {
+		t.Fatalf("%s: warm-up: %v", name, err)
+	}
+	return im
+}
+
+// ours is a distlock client; each acquisition is a new *lock.Lock.
+type ours struct{ c *lock.Client }
+
+func (o ours) mutex(key string) mutex { return &oursMutex{c: o.c, key: key} }
+func (o ours) stats() lock.Stats      { return o.c.Stats() }
+func (o ours) close()                 { o.c.Close() }
+
+type oursMutex struct {
+	c   *lock.Client
+	key string
+	l   *lock.Lock
+}
+
+func (m *oursMutex) tryLock(ctx context.Context) (err error) {
+	m.l, err = m.c.TryAcquire(ctx, m.key)
+	return err
+}
+
+func (m *oursMutex) lock(ctx context.Context) (err error) {
+	m.l, err = m.c.Acquire(ctx, m.key)
+	return err
+}
+
+func (m *oursMutex) unlock(ctx context.Context) error { return m.l.Release(ctx) }
+
+// redsyncImpl is redsync; one *redsync.Mutex serves all of a goroutine's
+// acquisitions of its key (cheaper than one per acquisition).
+type redsyncImpl struct {
+	rs      *redsync.Redsync
+	closers func()
+}
+
+func (r redsyncImpl) mutex(key string) mutex { return rsMutex{r.rs.NewMutex(key)} }
+func (r redsyncImpl) close()                 { r.closers() }
+
+type rsMutex struct{ m *redsync.Mutex }
+
+func (m rsMutex) tryLock(ctx context.Context) error { return m.m.TryLockContext(ctx) }
+func (m rsMutex) lock(ctx context.Context) error    { return m.m.LockContext(ctx) }
+
+var errUnlock = errors.New("redsync: unlock reached no quorum")
+
+func (m rsMutex) unlock(ctx context.Context) error {
+	ok, err := m.m.UnlockContext(ctx)
+	if !ok && err == nil {
+		err = errUnlock
+	}
+	return err
+}
