@@ -16,8 +16,8 @@ import (
 // The benchmarks measure the driver through the lock package:
 //
 //   - BenchmarkAcquireRelease: one uncontended acquisition and release
-//     (three round trips: find, insert, update). Reports the latency's p50
-//     and p99.
+//     (three round trips, all by _id: find the next grant, insert it;
+//     insert the tombstone). Reports the latency's p50 and p99.
 //   - BenchmarkAcquireRelease_parallel: the same from 16 goroutines on
 //     distinct keys.
 //   - BenchmarkHandoff: 8 goroutines taking turns on one key, each holding

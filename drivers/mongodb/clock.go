@@ -55,10 +55,10 @@ func (c *serverClock) bounds(t time.Time) (lo, hi time.Time) {
 	return c.sample.Load().bounds(t)
 }
 
-// measure sends clockSamples hellos and keeps the tightest answer.
-func (c *serverClock) measure(ctx context.Context) error {
+// measure sends n hellos and keeps the tightest answer.
+func (c *serverClock) measure(ctx context.Context, n int) error {
 	var best *clockSample
-	for range clockSamples {
+	for range n {
 		s, err := c.hello(ctx)
 		if err != nil {
 			return fmt.Errorf("measuring the server's clock: %w", err)
