@@ -27,7 +27,7 @@ func TestMain(m *testing.M) {
 
 // testQuery makes the per-node timeout roomier than the default: the tests
 // share two cores with the race detector and other packages' tests.
-const testQuery = "node_timeout=100ms"
+const testQuery = "node_timeout=250ms"
 
 func harness(t *testing.T, addrs []string, query string, faults conformance.Faults) conformance.Harness {
 	dsn := redistest.DSN(addrs, query)
@@ -50,7 +50,7 @@ func harness(t *testing.T, addrs []string, query string, faults conformance.Faul
 		Fencing: strings.Contains(query, "fencing=true"),
 		Extend:  true,
 		Wakeups: true,
-		TTL:     600 * time.Millisecond,
+		TTL:     time.Second,
 		Faults:  faults,
 	}
 }

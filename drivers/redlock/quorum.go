@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
-	"time"
 )
 
 // verdict is the outcome of one round of requests to the nodes.
@@ -166,32 +165,14 @@ func (rd *round) tally() verdict {
 	return failed // unreachable: with every reply in, one case above holds
 }
 
-// linger waits for the replies still missing after a verdict, but no
-// longer than the verdict took (since start): healthy nodes answer within
-// about that time, hung ones are not waited for. Release uses it so that a
-// key it frees is gone from every healthy node when it returns, and the
-// next acquisition finds no straggler holding it.
-func (rd *round) linger(start time.Time) {
-	if rd.got >= rd.n {
-		return
-	}
-	t := time.NewTimer(time.Since(start))
-	defer t.Stop()
-	for ; rd.got < rd.n; rd.got++ {
-		select {
-		case <-rd.replies:
-		case <-t.C:
-			return
-		}
-	}
-}
-
 // finish ends the round, telling the node goroutines whether it failed.
 func (rd *round) finish(failure bool) {
 	switch {
 	case rd.sync != nil:
 		if failure && rd.cleanup != nil && (rd.sync.yes || rd.sync.err != nil) {
-			rd.cleanup(rd.nodes[0])
+			// The node's request has ended: the cleanup cannot overtake
+			// it, and the caller need not wait for it.
+			go rd.cleanup(rd.nodes[0])
 		}
 	case rd.decided != nil:
 		rd.failing.Store(failure)

@@ -211,7 +211,7 @@ func (r *Redlock) Acquire(ctx context.Context, key, value string, ttl time.Durat
 			return true, 0, nil
 		}
 	}
-	rd := r.start(ctx, ask, func(n Node) { r.undo(ctx, n, lk, value) })
+	rd := r.start(ctx, ask, func(n Node) { r.undo(ctx, n, lk, value, r.channel(key)) })
 	rd.value = value
 	var lease driver.Lease
 	var err error
@@ -284,12 +284,13 @@ func (r *Redlock) fence(ctx context.Context, acq *round, lk, value string) (driv
 	return driver.Lease{}, rd.err("fence")
 }
 
-// undo releases lk on n after a failed acquisition.
-func (r *Redlock) undo(ctx context.Context, n Node, lk, value string) {
+// undo releases lk on n after a failed acquisition, announcing it on
+// channel so that waiters blocked by the partial grant try again.
+func (r *Redlock) undo(ctx context.Context, n Node, lk, value, channel string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(cleanupTimeout, r.cfg.nodeTimeout))
 	defer cancel()
 	// Best effort: if it fails, the key expires by its TTL.
-	run(ctx, n, releaseScript, releaseScript.call([]string{lk}, value, "")) //nolint:errcheck
+	run(ctx, n, releaseScript, releaseScript.call([]string{lk}, value, channel)) //nolint:errcheck
 }
 
 // yesIfOne runs the script call on every node, and counts a reply of 1 as
@@ -303,7 +304,6 @@ func (r *Redlock) yesIfOne(ctx context.Context, s *Script, call []any) *round {
 
 // Release deletes key on every node where value holds it.
 func (r *Redlock) Release(ctx context.Context, key, value string) error {
-	start := time.Now()
 	call := releaseScript.call([]string{r.lockKey(key)}, value, r.channel(key))
 	acq := r.straggling(value)
 	rd := r.start(ctx, func(ctx context.Context, i int, n Node) (bool, int64, error) {
@@ -316,7 +316,6 @@ func (r *Redlock) Release(ctx context.Context, key, value string) error {
 	defer rd.finish(false)
 	switch rd.tally() {
 	case granted:
-		rd.linger(start)
 		return nil
 	case refused:
 		return driver.ErrNotHeld
