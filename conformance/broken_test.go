@@ -82,12 +82,6 @@ var variants = map[string]struct {
 		},
 		caught: []string{"Faults_majorityKilled", "Faults_majorityHung"},
 	},
-	"quorumNoCleanup": {
-		harness: func(t *testing.T) conformance.Harness {
-			return quorumHarness(t, quorumConfig{nodes: 5, noCleanup: true})
-		},
-		caught: []string{"Faults_majorityKilled"},
-	},
 }
 
 // memoryHarness is the harness of the memory driver with wrap around it.

@@ -31,7 +31,6 @@ type quorumConfig struct {
 	quorum       int           // zero: nodes/2+1
 	nodeTimeout  time.Duration // zero: 30ms
 	heldWhenDown bool          // broken: report ErrHeld when nodes are down
-	noCleanup    bool          // broken: leave the nodes it locked when it fails
 	waitAll      bool          // broken: wait for every node's answer
 }
 
@@ -214,7 +213,7 @@ func (q *quorum) Acquire(ctx context.Context, key, value string, ttl time.Durati
 			return err
 		},
 		func(ctx context.Context, c driver.Conn, mine, outcome error) {
-			if outcome != nil && mine == nil && !q.cfg.noCleanup {
+			if outcome != nil && mine == nil {
 				c.Release(ctx, key, value)
 			}
 		})
