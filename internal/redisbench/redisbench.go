@@ -1,0 +1,244 @@
+// Package redisbench holds the benchmarks of the Redlock drivers, written
+// once: drivers/goredis and drivers/redigo run them under their own names.
+// Against redsync, the same shapes run in the bench module at the
+// repository's root (see bench/README.md).
+package redisbench
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/distlock/lock"
+	"github.com/distlock/lock/internal/redistest"
+)
+
+// benchClient opens a client on the first n test servers with the
+// driver's defaults, closed when the benchmark ends.
+func benchClient(b *testing.B, driver string, n int) *lock.Client {
+	b.Helper()
+	addrs := redistest.Servers(b)
+	c, err := lock.Open(driver, redistest.DSN(addrs[:n], ""))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close() })
+	// Connect to every node before timing. Ping is one attempt under the
+	// node timeout, which a dial on an overloaded machine may overrun.
+	var err2 error
+	for range 20 {
+		if err2 = c.Ping(context.Background()); err2 == nil {
+			return c
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	b.Fatal(err2)
+	return nil
+}
+
+// benchKey returns a key of the benchmark's own: a run that crashed may
+// have left its keys held.
+func benchKey(b *testing.B, suffix string) string {
+	var r [6]byte
+	rand.Read(r[:])
+	return "bench/" + b.Name() + "/" + hex.EncodeToString(r[:]) + suffix
+}
+
+// latencies records durations without allocating while it runs (up to
+// its capacity), and reports their percentiles.
+type latencies []time.Duration
+
+func newLatencies(capacity int) *latencies {
+	l := make(latencies, 0, capacity)
+	return &l
+}
+
+func (l *latencies) add(d time.Duration) {
+	if len(*l) < cap(*l) {
+		*l = append(*l, d)
+	}
+}
+
+// report reports the 50th and 99th percentiles of l and others, in unit
+// ("µs" or "ms"), as metrics named prefix+"p50-"+unit and so on.
+func (l *latencies) report(b *testing.B, prefix, unit string, others ...*latencies) {
+	all := slices.Clone(*l)
+	for _, o := range others {
+		all = append(all, *o...)
+	}
+	if len(all) == 0 {
+		return
+	}
+	slices.Sort(all)
+	scale := map[string]float64{"µs": float64(time.Microsecond), "ms": float64(time.Millisecond)}[unit]
+	at := func(p float64) float64 { return float64(all[min(len(all)-1, int(p*float64(len(all))))]) / scale }
+	b.ReportMetric(at(0.50), prefix+"p50-"+unit)
+	b.ReportMetric(at(0.99), prefix+"p99-"+unit)
+}
+
+// AcquireRelease is one uncontended TryAcquire and Release after
+// another, on one key. An operation that fails (a node timed out on an
+// overloaded machine) is counted in failed/op and left out of the
+// percentiles and of ns/op's meaning, and the benchmark goes on with a new key, since the old one
+// may stay held by a request that a node carried out after the client gave
+// up on it.
+func AcquireRelease(b *testing.B, driver string) {
+	for _, n := range []int{1, 5} {
+		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
+			c := benchClient(b, driver, n)
+			ctx := context.Background()
+			key := benchKey(b, "")
+			lat := newLatencies(1 << 20)
+			failed := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				start := time.Now()
+				l, err := c.TryAcquire(ctx, key)
+				if err == nil {
+					err = l.Release(ctx)
+				}
+				if err != nil {
+					failed++
+					key = benchKey(b, fmt.Sprint(failed))
+					continue
+				}
+				lat.add(time.Since(start))
+			}
+			b.ReportMetric(float64(failed)/float64(b.N), "failed/op")
+			lat.report(b, "", "µs")
+		})
+	}
+}
+
+// AcquireRelease16keys is 16 goroutines sharing one client, each
+// acquiring and releasing a key of its own. ns/op is the wall time per
+// acquire+release of all of them together. Failures are counted as in
+// AcquireRelease.
+func AcquireRelease16keys(b *testing.B, driver string) {
+	const goroutines = 16
+	for _, n := range []int{1, 5} {
+		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
+			c := benchClient(b, driver, n)
+			ctx := context.Background()
+			lats := make([]*latencies, goroutines)
+			keys := make([]string, goroutines)
+			for g := range lats {
+				lats[g] = newLatencies(1 << 16)
+				keys[g] = benchKey(b, fmt.Sprintf("/%d", g))
+			}
+			var next, failed atomic.Int64
+			var wg sync.WaitGroup
+			b.ReportAllocs()
+			b.ResetTimer()
+			for g := range goroutines {
+				wg.Go(func() {
+					for next.Add(1) <= int64(b.N) {
+						start := time.Now()
+						l, err := c.TryAcquire(ctx, keys[g])
+						if err == nil {
+							err = l.Release(ctx)
+						}
+						if err != nil {
+							keys[g] = benchKey(b, fmt.Sprintf("/%d/%d", g, failed.Add(1)))
+							continue
+						}
+						lats[g].add(time.Since(start))
+					}
+				})
+			}
+			wg.Wait()
+			b.StopTimer()
+			b.ReportMetric(float64(failed.Load())/float64(b.N), "failed/op")
+			lats[0].report(b, "", "µs", lats[1:]...)
+		})
+	}
+}
+
+// Contended is 8 goroutines sharing one client, contending for
+// one key with Acquire and its default options (waiters wake at a
+// release's announcement), each holding it for 1ms. A goroutine that
+// released the key contends again only once another has taken it, so that
+// every acquisition is a handoff. ns/op is the time per handoff;
+// handoffs/s says the same the other way round, wait-p50-ms and
+// wait-p99-ms are the percentiles of Acquire's latency, and held/op counts
+// the attempts per acquisition that found the key held. A Release that
+// fails (a node timed out on an overloaded machine) is counted in
+// unlockfailed/op: the key then stays held on some nodes until its TTL
+// runs out, and the wait for it is part of the measurement.
+func Contended(b *testing.B, driver string) {
+	const goroutines = 8
+	const hold = time.Millisecond
+	for _, n := range []int{1, 5} {
+		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
+			c := benchClient(b, driver, n)
+			ctx := context.Background()
+			key := benchKey(b, "")
+			lats := make([]*latencies, goroutines)
+			for g := range lats {
+				lats[g] = newLatencies(1 << 16)
+			}
+			var next, unlockFailed atomic.Int64
+			var failed atomic.Pointer[error]
+			// gen counts acquisitions; done says that no acquisition is left.
+			var mu sync.Mutex
+			var gen int64
+			var done bool
+			taken := sync.NewCond(&mu)
+			var wg sync.WaitGroup
+			before := c.Stats()
+			b.ReportAllocs()
+			b.ResetTimer()
+			start := time.Now()
+			for g := range goroutines {
+				wg.Go(func() {
+					defer func() {
+						mu.Lock()
+						done = true
+						taken.Broadcast()
+						mu.Unlock()
+					}()
+					for next.Add(1) <= int64(b.N) {
+						t0 := time.Now()
+						l, err := c.Acquire(ctx, key)
+						if err != nil {
+							failed.Store(&err)
+							return
+						}
+						lats[g].add(time.Since(t0))
+						mu.Lock()
+						gen++
+						mine := gen
+						taken.Broadcast()
+						mu.Unlock()
+						time.Sleep(hold)
+						if l.Release(ctx) != nil {
+							unlockFailed.Add(1)
+						}
+						mu.Lock()
+						for gen == mine && !done {
+							taken.Wait()
+						}
+						mu.Unlock()
+					}
+				})
+			}
+			wg.Wait()
+			elapsed := time.Since(start)
+			b.StopTimer()
+			if err := failed.Load(); err != nil {
+				b.Fatal(*err)
+			}
+			st := c.Stats()
+			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "handoffs/s")
+			b.ReportMetric(float64(st.Contended-before.Contended)/float64(b.N), "held/op")
+			b.ReportMetric(float64(unlockFailed.Load())/float64(b.N), "unlockfailed/op")
+			lats[0].report(b, "wait-", "ms", lats[1:]...)
+		})
+	}
+}
