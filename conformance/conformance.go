@@ -428,17 +428,26 @@ func (s *suite) acquireCancelled(t *testing.T) {
 	k := key(t, "")
 	l := mustAcquire(t, ctx, a, k, lock.WithTTL(time.Minute))
 
+	// Cancel the wait once the first attempt has found the key held (as
+	// b's stats show), however long a slow backend took for it.
 	wctx, cancel := context.WithCancel(ctx)
-	const after = 50 * time.Millisecond
-	time.AfterFunc(after, cancel)
-	start := time.Now()
+	cancelled := make(chan time.Time, 1)
+	go func() {
+		for b.Stats().Contended == 0 && wctx.Err() == nil {
+			time.Sleep(time.Millisecond)
+		}
+		time.Sleep(50 * time.Millisecond)
+		cancelled <- time.Now()
+		cancel()
+	}()
 	_, err := b.Acquire(wctx, k, lock.WithRetry(lock.FixedDelay(time.Minute)))
-	took := time.Since(start)
+	returned := time.Now()
+	cancel() // ends the goroutine, should Acquire have returned on its own
 	if !errors.Is(err, context.Canceled) || !errors.Is(err, lock.ErrNotAcquired) {
 		t.Errorf("cancelled Acquire = %v, want an error matching context.Canceled and ErrNotAcquired", err)
 	}
-	if took > after+2*time.Second {
-		t.Errorf("cancelled Acquire took %v to return after its context was cancelled", took-after)
+	if took := returned.Sub(<-cancelled); took > 2*time.Second {
+		t.Errorf("cancelled Acquire took %v to return after its context was cancelled", took)
 	}
 
 	// An acquisition whose context is already done makes no attempt.
