@@ -66,7 +66,7 @@ var variants = map[string]struct {
 	},
 	"quorumSlowNodes": {
 		harness: func(t *testing.T) conformance.Harness {
-			return quorumHarness(t, quorumConfig{nodes: 5, nodeTimeout: time.Second})
+			return quorumHarness(t, quorumConfig{nodes: 5, nodeTimeout: 3 * time.Second})
 		},
 		caught: []string{"Faults_majorityHung"},
 	},

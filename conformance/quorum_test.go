@@ -29,7 +29,7 @@ func TestConformance_quorum(t *testing.T) {
 type quorumConfig struct {
 	nodes        int
 	quorum       int           // zero: nodes/2+1
-	nodeTimeout  time.Duration // zero: 30ms
+	nodeTimeout  time.Duration // zero: 150ms
 	heldWhenDown bool          // broken: report ErrHeld when nodes are down
 	waitAll      bool          // broken: wait for every node's answer
 }
@@ -39,7 +39,7 @@ func quorumHarness(t *testing.T, cfg quorumConfig) conformance.Harness {
 		cfg.quorum = cfg.nodes/2 + 1
 	}
 	if cfg.nodeTimeout == 0 {
-		cfg.nodeTimeout = 30 * time.Millisecond
+		cfg.nodeTimeout = 150 * time.Millisecond
 	}
 	q := &quorum{cfg: cfg}
 	for range cfg.nodes {
@@ -53,6 +53,7 @@ func quorumHarness(t *testing.T, cfg quorumConfig) conformance.Harness {
 	return conformance.Harness{
 		NewClient: func(t *testing.T) *lock.Client { return lock.OpenConnector(q) },
 		Faults:    q,
+		TTL:       time.Second,
 	}
 }
 
