@@ -136,6 +136,10 @@ type testCase struct {
 // instead of hanging the suite.
 const timeout = 20 * time.Second
 
+// limit bounds each case: timeout, or 40 TTLs for a backend slow enough to
+// need a long TTL.
+func (s *suite) limit() time.Duration { return max(timeout, 40*s.h.TTL) }
+
 // client returns a new client that is closed when the test ends.
 func (s *suite) client(t *testing.T) *lock.Client {
 	t.Helper()
@@ -148,7 +152,7 @@ func (s *suite) client(t *testing.T) *lock.Client {
 	// Connect now, so that no case's timing includes a first connection.
 	// This is a readiness check, not a test: a loaded machine may need a
 	// few tries.
-	ctx, cancel := context.WithTimeout(t.Context(), timeout)
+	ctx, cancel := context.WithTimeout(t.Context(), s.limit())
 	defer cancel()
 	for {
 		err := c.Ping(ctx)
@@ -169,8 +173,8 @@ func key(t *testing.T, suffix string) string {
 	return "conformance/" + hex.EncodeToString(b[:]) + "/" + t.Name() + suffix
 }
 
-func ctxFor(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(t.Context(), timeout)
+func (s *suite) ctxFor(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), s.limit())
 	t.Cleanup(cancel)
 	return ctx
 }
@@ -210,7 +214,7 @@ func assertFree(t *testing.T, ctx context.Context, c *lock.Client, key, why stri
 }
 
 func (s *suite) acquireRelease(t *testing.T) {
-	ctx := ctxFor(t)
+	ctx := s.ctxFor(t)
 	c := s.client(t)
 	k := key(t, "")
 	const ttl = 10 * time.Second
@@ -248,7 +252,7 @@ func (s *suite) acquireRelease(t *testing.T) {
 }
 
 func (s *suite) tryAcquireHeld(t *testing.T) {
-	ctx := ctxFor(t)
+	ctx := s.ctxFor(t)
 	a, b := s.client(t), s.client(t)
 	k := key(t, "")
 	l := mustAcquire(t, ctx, a, k)
@@ -274,7 +278,7 @@ func (s *suite) staleHandle(t *testing.T, ctx context.Context, k string) (stale,
 }
 
 func (s *suite) releaseNotOwner(t *testing.T) {
-	ctx := ctxFor(t)
+	ctx := s.ctxFor(t)
 	k := key(t, "")
 	stale, live, _ := s.staleHandle(t, ctx, k)
 	if err := stale.Release(ctx); !errors.Is(err, lock.ErrNotHeld) {
@@ -290,7 +294,7 @@ func (s *suite) extendNotOwner(t *testing.T) {
 	if !s.h.Extend {
 		t.Skip("the driver cannot extend leases")
 	}
-	ctx := ctxFor(t)
+	ctx := s.ctxFor(t)
 	k := key(t, "")
 	stale, live, _ := s.staleHandle(t, ctx, k)
 	if err := stale.Extend(ctx, time.Hour); !errors.Is(err, lock.ErrNotHeld) {
@@ -316,7 +320,7 @@ func (s *suite) extendNotOwner(t *testing.T) {
 }
 
 func (s *suite) expiry(t *testing.T) {
-	ctx := ctxFor(t)
+	ctx := s.ctxFor(t)
 	a, b := s.client(t), s.client(t)
 	k := key(t, "")
 	l := mustAcquire(t, ctx, a, k, lock.WithTTL(s.h.TTL))
@@ -336,7 +340,7 @@ func (s *suite) expiry(t *testing.T) {
 }
 
 func (s *suite) extendKeeps(t *testing.T) {
-	ctx := ctxFor(t)
+	ctx := s.ctxFor(t)
 	c := s.client(t)
 	k := key(t, "")
 	l := mustAcquire(t, ctx, c, k, lock.WithTTL(s.h.TTL))
@@ -371,7 +375,7 @@ func (s *suite) extendAfterExpiry(t *testing.T) {
 	if !s.h.Extend {
 		t.Skip("the driver cannot extend leases")
 	}
-	ctx := ctxFor(t)
+	ctx := s.ctxFor(t)
 	c := s.client(t)
 	k := key(t, "")
 	l := mustAcquire(t, ctx, c, k, lock.WithTTL(s.h.TTL))
@@ -389,7 +393,7 @@ func (s *suite) extendAfterExpiry(t *testing.T) {
 }
 
 func (s *suite) acquireWaits(t *testing.T) {
-	ctx := ctxFor(t)
+	ctx := s.ctxFor(t)
 	a, b := s.client(t), s.client(t)
 	k := key(t, "")
 	l := mustAcquire(t, ctx, a, k, lock.WithTTL(time.Minute))
@@ -423,7 +427,7 @@ func (s *suite) acquireWaits(t *testing.T) {
 }
 
 func (s *suite) acquireCancelled(t *testing.T) {
-	ctx := ctxFor(t)
+	ctx := s.ctxFor(t)
 	a, b := s.client(t), s.client(t)
 	k := key(t, "")
 	l := mustAcquire(t, ctx, a, k, lock.WithTTL(time.Minute))
@@ -466,7 +470,7 @@ func (s *suite) acquireCancelled(t *testing.T) {
 }
 
 func (s *suite) doReleases(t *testing.T) {
-	ctx := ctxFor(t)
+	ctx := s.ctxFor(t)
 	c := s.client(t)
 	k := key(t, "")
 	other := s.client(t)
@@ -494,7 +498,7 @@ func (s *suite) doExtends(t *testing.T) {
 	if !s.h.Extend {
 		t.Skip("the driver cannot extend leases")
 	}
-	ctx := ctxFor(t)
+	ctx := s.ctxFor(t)
 	c, other := s.client(t), s.client(t)
 	k := key(t, "")
 	err := c.Do(ctx, k, func(fctx context.Context) error {
@@ -517,7 +521,7 @@ func (s *suite) doExtends(t *testing.T) {
 }
 
 func (s *suite) doCancelsOnLoss(t *testing.T) {
-	ctx := ctxFor(t)
+	ctx := s.ctxFor(t)
 	c := s.client(t)
 	k := key(t, "")
 	start := time.Now()
@@ -549,7 +553,7 @@ func (s *suite) doCancelsOnLoss(t *testing.T) {
 }
 
 func (s *suite) badInput(t *testing.T) {
-	ctx := ctxFor(t)
+	ctx := s.ctxFor(t)
 	c := s.client(t)
 	k := key(t, "")
 	nop := func(context.Context) error { return nil }
@@ -612,7 +616,7 @@ func (s *suite) badInput(t *testing.T) {
 }
 
 func (s *suite) keysOpaque(t *testing.T) {
-	ctx := ctxFor(t)
+	ctx := s.ctxFor(t)
 	a, b := s.client(t), s.client(t)
 	base := key(t, "/")
 	suffixes := []string{
@@ -647,7 +651,7 @@ func (s *suite) tokensIncrease(t *testing.T) {
 	if !s.h.Fencing {
 		t.Skip("the driver issues no fencing tokens")
 	}
-	ctx := ctxFor(t)
+	ctx := s.ctxFor(t)
 	clients := []*lock.Client{s.client(t), s.client(t), s.client(t)}
 	k, k2 := key(t, ""), key(t, "/2")
 	var last uint64
@@ -679,7 +683,7 @@ func (s *suite) tokensIncrease(t *testing.T) {
 // contend runs goroutines over clients, each acquiring keys in turn n times
 // and holding each for hold, and checks the history.
 func (s *suite) contend(t *testing.T, keys []string, goroutines, n int) {
-	ctx := ctxFor(t)
+	ctx := s.ctxFor(t)
 	clients := []*lock.Client{s.client(t), s.client(t), s.client(t), s.client(t)}
 	var h History
 	var wg sync.WaitGroup
@@ -732,7 +736,7 @@ func (s *suite) contentionManyKeys(t *testing.T) {
 }
 
 func (s *suite) stats(t *testing.T) {
-	ctx := ctxFor(t)
+	ctx := s.ctxFor(t)
 	c, other := s.client(t), s.client(t)
 	k := key(t, "")
 	l := mustAcquire(t, ctx, c, k)
@@ -763,7 +767,7 @@ func (s *suite) stats(t *testing.T) {
 }
 
 func (s *suite) close(t *testing.T) {
-	ctx := ctxFor(t)
+	ctx := s.ctxFor(t)
 	c := s.client(t)
 	k := key(t, "")
 	l := mustAcquire(t, ctx, c, k)
@@ -808,7 +812,7 @@ func (s *suite) conn(t *testing.T) driver.Conn {
 }
 
 func (s *suite) driverOwnership(t *testing.T) {
-	ctx := ctxFor(t)
+	ctx := s.ctxFor(t)
 	c := s.conn(t)
 	k := key(t, "")
 	if _, err := c.Acquire(ctx, k, "holder", s.h.TTL); err != nil {
@@ -849,7 +853,7 @@ func (s *suite) driverOwnership(t *testing.T) {
 }
 
 func (s *suite) driverNoRevival(t *testing.T) {
-	ctx := ctxFor(t)
+	ctx := s.ctxFor(t)
 	c := s.conn(t)
 	ext, ok := c.(driver.Extender)
 	if !ok {

@@ -62,7 +62,7 @@ func (s *suite) minority(t *testing.T, fault func(*testing.T, int)) {
 	if n < 3 {
 		t.Skipf("%d nodes: no minority can fail without losing the quorum", n)
 	}
-	ctx := ctxFor(t)
+	ctx := s.ctxFor(t)
 	a, b := s.client(t), s.client(t)
 	k := key(t, "")
 	s.breakNodes(t, (n-1)/2, fault)
@@ -89,7 +89,7 @@ func (s *suite) minority(t *testing.T, fault func(*testing.T, int)) {
 // the nodes that stayed up.
 func (s *suite) majority(t *testing.T, fault func(*testing.T, int)) {
 	n := s.h.Faults.Nodes()
-	ctx := ctxFor(t)
+	ctx := s.ctxFor(t)
 	c := s.client(t)
 	k := key(t, "")
 	broken := n/2 + 1
