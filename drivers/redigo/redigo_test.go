@@ -1,69 +1,12 @@
 package redigo_test
 
 import (
-	"os"
-	"strings"
 	"testing"
-	"time"
 
-	"github.com/distlock/lock"
-	"github.com/distlock/lock/conformance"
-	"github.com/distlock/lock/driver"
-	_ "github.com/distlock/lock/drivers/redigo"
-	"github.com/distlock/lock/internal/leakcheck"
+	"github.com/distlock/lock/drivers/redigo"
 	"github.com/distlock/lock/internal/redistest"
 )
 
-func TestMain(m *testing.M) {
-	code := redistest.Exclusive(m)
-	if code == 0 {
-		if leaked := leakcheck.Wait(5 * time.Second); leaked != "" {
-			os.Stderr.WriteString("leakcheck: goroutines still running after the tests:\n\n" + leaked + "\n")
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { redistest.Main(m) }
 
-// testQuery makes the per-node timeout roomier than the default: the tests
-// share two cores with the race detector and other packages' tests.
-const testQuery = "node_timeout=250ms"
-
-func harness(t *testing.T, addrs []string, query string, faults conformance.Faults) conformance.Harness {
-	dsn := redistest.DSN(addrs, query)
-	open := func(t *testing.T) *lock.Client {
-		c, err := lock.Open("redigo", dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
-	return conformance.Harness{
-		NewClient: open,
-		NewConn: func(t *testing.T) driver.Conn {
-			c, err := (lockDriver(t)).Open(dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return c
-		},
-		Fencing: strings.Contains(query, "fencing=true"),
-		Extend:  true,
-		Wakeups: true,
-		TTL:     time.Second,
-		Faults:  faults,
-	}
-}
-
-func TestConformance(t *testing.T) {
-	addrs := redistest.Servers(t)
-	t.Run("N=1", func(t *testing.T) {
-		conformance.Run(t, harness(t, addrs[:1], testQuery, nil))
-	})
-	t.Run("N=5", func(t *testing.T) {
-		conformance.Run(t, harness(t, addrs, testQuery, redistest.NewFaults(t, 5)))
-	})
-	t.Run("N=5/fencing", func(t *testing.T) {
-		conformance.Run(t, harness(t, addrs, testQuery+"&fencing=true&key_prefix=fenced:", nil))
-	})
-}
+func TestConformance(t *testing.T) { redistest.Conformance(t, "redigo", redigo.Driver{}) }
