@@ -154,6 +154,9 @@ type Client struct {
 
 	logger atomic.Pointer[slog.Logger]
 	stats  counters
+
+	turnsMu sync.Mutex
+	turns   map[string]*turn // of keys with waiting Acquire calls
 }
 
 // conn is a connected driver.Conn with its optional interfaces resolved, so
@@ -283,7 +286,11 @@ func (c *Client) TryAcquire(ctx context.Context, key string, opts ...Option) (*L
 
 // acquire acquires key with checked options: once, or waiting as o.retry
 // says.
-func (c *Client) acquire(ctx context.Context, key string, o *options, wait bool) (*Lock, error) {
+//
+// Waiting calls of one client for one key take turns (see turn): after a
+// first attempt finds the key held, a call waits for the key's turn, and
+// only the holder of the turn tries again and listens for releases.
+func (c *Client) acquire(ctx context.Context, key string, o *options, wait bool) (res *Lock, _ error) {
 	if c.closed.Load() {
 		return nil, opError("acquire", key, ErrClosed)
 	}
@@ -294,10 +301,28 @@ func (c *Client) acquire(ctx context.Context, key string, o *options, wait bool)
 	if err != nil {
 		return nil, opError("acquire", key, err)
 	}
-	var watch driver.Watch
+	var (
+		watch driver.Watch
+		t     *turn // the key's turn, once joined
+		mine  bool  // whether this call holds t
+	)
 	defer func() {
 		if watch != nil {
 			watch.Close()
+		}
+		if mine {
+			if res != nil {
+				// Releases signalled so far were of earlier locks: the
+				// next holder of the turn waits for this one's.
+				select {
+				case <-t.released:
+				default:
+				}
+			}
+			t.token <- res != nil
+		}
+		if t != nil {
+			c.leaveTurn(key, t)
 		}
 	}()
 	var last error // the cause of the last attempt that the context did not end
@@ -314,7 +339,30 @@ func (c *Client) acquire(ctx context.Context, key string, o *options, wait bool)
 		if !again {
 			return nil, err
 		}
-		if watch == nil && cn.waiter != nil && errors.Is(err, ErrNotAcquired) {
+		heldLocally := false // the turn came from a call that took the key
+		if t == nil && errors.Is(err, ErrNotAcquired) {
+			t = c.joinTurn(key)
+			select {
+			case <-t.token: // nobody else waits: go on at once
+			default:
+				acquired, n, ok := awaitTurn(ctx, t, o, attempt)
+				if !ok {
+					if ctx.Err() != nil {
+						return nil, gaveUp(ctx, key, last)
+					}
+					return nil, last
+				}
+				attempt = n
+				if !acquired {
+					mine = true
+					continue // the key may be free by now
+				}
+				heldLocally = true
+				delay, _ = o.retry.Delay(attempt)
+			}
+			mine = true
+		}
+		if !heldLocally && watch == nil && cn.waiter != nil && errors.Is(err, ErrNotAcquired) {
 			// Subscribe, then try again at once: a release between the
 			// failed attempt and the subscription would otherwise be missed.
 			w, werr := cn.waiter.Watch(ctx, key)
@@ -324,7 +372,11 @@ func (c *Client) acquire(ctx context.Context, key string, o *options, wait bool)
 			}
 			c.log().DebugContext(ctx, "lock: watch failed; polling", "key", key, "err", werr)
 		}
-		if sleep(ctx, delay, watch) != nil {
+		var released <-chan struct{}
+		if t != nil {
+			released = t.released
+		}
+		if sleep(ctx, delay, watch, released) != nil {
 			return nil, gaveUp(ctx, key, last)
 		}
 	}
@@ -343,9 +395,10 @@ func gaveUp(ctx context.Context, key string, last error) error {
 	return opError("acquire", key, fmt.Errorf("%w (last attempt: %w)", ctx.Err(), last))
 }
 
-// sleep waits for d, for a release announced on w (if not nil), or for ctx
-// to be done, whichever comes first.
-func sleep(ctx context.Context, d time.Duration, w driver.Watch) error {
+// sleep waits for d, for a release announced on w (if not nil) or on
+// local (a release by this client), or for ctx to be done, whichever comes
+// first.
+func sleep(ctx context.Context, d time.Duration, w driver.Watch, local <-chan struct{}) error {
 	var released <-chan struct{}
 	if w != nil {
 		released = w.Released()
@@ -357,6 +410,7 @@ func sleep(ctx context.Context, d time.Duration, w driver.Watch) error {
 		return ctx.Err()
 	case <-t.C:
 	case <-released:
+	case <-local:
 	}
 	return nil
 }
@@ -399,7 +453,11 @@ func (c *Client) cleanup(ctx context.Context, cn *conn, key, value string) error
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	err := cn.Release(ctx, key, value)
-	if err == nil || errors.Is(err, driver.ErrNotHeld) {
+	if err == nil {
+		c.releasedKey(key)
+		return nil
+	}
+	if errors.Is(err, driver.ErrNotHeld) {
 		return nil
 	}
 	c.log().WarnContext(ctx, "lock: cleanup failed; the key may stay held until its TTL runs out", "key", key, "err", err)

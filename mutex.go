@@ -180,10 +180,12 @@ func (l *Lock) Release(ctx context.Context) error {
 		l.done = true
 		l.endBy(start)
 		l.c.stats.released.Add(1)
+		l.c.releasedKey(l.key)
 		return nil
 	case errors.Is(err, driver.ErrNotHeld):
 		l.lose(start)
 		l.done = true
+		l.c.releasedKey(l.key)
 		return opError("release", l.key, translate(err, driver.ErrNotHeld, ErrNotHeld))
 	}
 	return opError("release", l.key, err)

@@ -1,0 +1,182 @@
+package lock_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/distlock/lock"
+	"github.com/distlock/lock/driver"
+	"github.com/distlock/lock/drivers/memory"
+)
+
+// countingConn is a memory store's connection that counts acquisition
+// attempts.
+type countingConn struct {
+	driver.Conn
+	attempts atomic.Int64
+}
+
+func (c *countingConn) Acquire(ctx context.Context, key, value string, ttl time.Duration) (driver.Lease, error) {
+	c.attempts.Add(1)
+	return c.Conn.Acquire(ctx, key, value, ttl)
+}
+
+func (c *countingConn) Watch(ctx context.Context, key string) (driver.Watch, error) {
+	return c.Conn.(driver.Waiter).Watch(ctx, key)
+}
+
+// openCounting returns a client on store whose attempts cc counts.
+func openCounting(t *testing.T, store *memory.Store) (*lock.Client, *countingConn) {
+	t.Helper()
+	dc, err := store.Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc := &countingConn{Conn: dc}
+	c := lock.OpenConnector(&scriptedConnector{conn: cc})
+	c.SetLogger(quiet)
+	t.Cleanup(func() { c.Close() })
+	return c, cc
+}
+
+func TestAcquire_waitersOfOneClientTakeTurns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memory.New()
+		c, cc := openCounting(t, store)
+		ctx := context.Background()
+		holder := mustAcquire(t, c, "k", lock.WithTTL(time.Hour))
+
+		const waiters = 5
+		got := make(chan int, waiters)
+		locks := make(chan *lock.Lock, waiters)
+		for i := range waiters {
+			go func() {
+				l, err := c.Acquire(ctx, "k", lock.WithTTL(time.Hour), lock.WithRetry(lock.FixedDelay(time.Hour)))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				got <- i
+				locks <- l
+			}()
+			synctest.Wait() // so that they queue in order
+		}
+		// Each waiter tried once; the first in line also tried again
+		// after subscribing.
+		if n := cc.attempts.Load(); n != 1+waiters+1 {
+			t.Fatalf("%d attempts before the release, want %d", n, 1+waiters+1)
+		}
+		before := cc.attempts.Load()
+		start := time.Now()
+		if err := holder.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for want := range waiters {
+			if i := <-got; i != want {
+				t.Errorf("waiter %d acquired as number %d; want arrival order", i, want)
+			}
+			l := <-locks
+			synctest.Wait()
+			if err := l.Release(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if d := time.Since(start); d != 0 {
+			t.Errorf("the handoffs took %v; want each at once (the poll interval is 1h)", d)
+		}
+		if n := cc.attempts.Load() - before; n != waiters {
+			t.Errorf("%d attempts for %d handoffs within one client; want one each", n, waiters)
+		}
+	})
+}
+
+func TestAcquire_waiterForTurnHonoursStrategy(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memory.New()
+		c, cc := openCounting(t, store)
+		other := openMemory(t, store)
+		ctx := context.Background()
+		mustAcquire(t, other, "k", lock.WithTTL(time.Hour))
+
+		// The first waiter holds the turn for a minute; the second,
+		// limited to 3 attempts 100ms apart, gives up after 200ms
+		// without trying the backend again.
+		first := make(chan error, 1)
+		go func() {
+			fctx, cancel := context.WithTimeout(ctx, time.Minute)
+			defer cancel()
+			_, err := c.Acquire(fctx, "k", lock.WithRetry(lock.FixedDelay(time.Hour)))
+			first <- err
+		}()
+		synctest.Wait()
+		before := cc.attempts.Load()
+		start := time.Now()
+		_, err := c.Acquire(ctx, "k", lock.WithRetry(lock.LimitAttempts(lock.FixedDelay(100*ms), 3)))
+		if !errors.Is(err, lock.ErrNotAcquired) {
+			t.Errorf("err = %v, want ErrNotAcquired", err)
+		}
+		if d := time.Since(start); d < 100*ms || d > 200*ms {
+			t.Errorf("gave up after %v; want after two delays of 50-100ms", d)
+		}
+		if n := cc.attempts.Load() - before; n != 1 {
+			t.Errorf("%d attempts while another call held the turn, want 1 (the first)", n)
+		}
+		if err := <-first; !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("first waiter: err = %v, want DeadlineExceeded", err)
+		}
+	})
+}
+
+func TestAcquire_turnPassesWhenItsHolderGivesUp(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memory.New()
+		c, cc := openCounting(t, store)
+		other := openMemory(t, store)
+		ctx := context.Background()
+		held := mustAcquire(t, other, "k", lock.WithTTL(time.Hour))
+
+		fctx, cancel := context.WithCancel(ctx)
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			if _, err := c.Acquire(fctx, "k", lock.WithRetry(lock.FixedDelay(time.Hour))); !errors.Is(err, context.Canceled) {
+				t.Errorf("first waiter: err = %v, want Canceled", err)
+			}
+		})
+		synctest.Wait()
+		second := make(chan error, 1)
+		go func() {
+			l, err := c.Acquire(ctx, "k", lock.WithRetry(lock.FixedDelay(time.Hour)))
+			if err == nil {
+				err = l.Release(ctx)
+			}
+			second <- err
+		}()
+		synctest.Wait()
+		before := cc.attempts.Load()
+		cancel()
+		wg.Wait()
+		synctest.Wait()
+		// The second takes the turn, tries at once, and subscribes.
+		if n := cc.attempts.Load() - before; n != 2 {
+			t.Errorf("%d attempts when the turn passed, want 2 (one, and one after subscribing)", n)
+		}
+		start := time.Now()
+		if err := held.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-second; err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(start); d != 0 {
+			t.Errorf("second waiter acquired %v after the release, want at once", d)
+		}
+		if n := lock.Turns(c); n != 0 {
+			t.Errorf("%d turns left after all waiters returned, want 0", n)
+		}
+	})
+}
