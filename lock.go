@@ -261,6 +261,12 @@ func (c *Client) Close() error {
 // released. An attempt that fails because the backend is unavailable is
 // retried the same way.
 //
+// Calls of one client waiting for the same key queue in arrival order: only
+// the first in line tries the backend and listens for releases, and a call
+// that finds others of its client waiting joins the back of the line
+// without trying first. A release by this client wakes the first in line
+// at once. (TryAcquire does not queue.)
+//
 // When it gives up, the error matches the last attempt's cause
 // ([ErrNotAcquired] if the key was held, or the backend's error) and, if ctx
 // ended the wait, ctx's error as well. A failed or cancelled acquisition
@@ -325,8 +331,38 @@ func (c *Client) acquire(ctx context.Context, key string, o *options, wait bool)
 			c.leaveTurn(key, t)
 		}
 	}()
-	var last error // the cause of the last attempt that the context did not end
-	for attempt := 1; ; attempt++ {
+	var (
+		last    error // the cause of the last attempt that the context did not end
+		attempt int   // attempts made, or counted while waiting for the turn
+		pause   bool  // wait for a release or the strategy's delay before the next attempt
+	)
+	if wait {
+		// Other calls of this client wait for the key: queue behind them
+		// rather than overtake them.
+		if t = c.queuedTurn(key); t != nil {
+			last = opError("acquire", key, ErrNotAcquired)
+			acquired, n, ok := awaitTurn(ctx, t, o, 1)
+			if !ok {
+				if ctx.Err() != nil {
+					return nil, gaveUp(ctx, key, last)
+				}
+				return nil, last
+			}
+			mine, attempt, pause = true, n, acquired
+		}
+	}
+	for {
+		if pause {
+			delay, _ := o.retry.Delay(attempt)
+			var released <-chan struct{}
+			if t != nil {
+				released = t.released
+			}
+			if sleep(ctx, delay, watch, released) != nil {
+				return nil, gaveUp(ctx, key, last)
+			}
+		}
+		attempt++
 		l, err := c.attempt(ctx, cn, key, o)
 		if err == nil || !wait {
 			return l, err
@@ -335,12 +371,14 @@ func (c *Client) acquire(ctx context.Context, key string, o *options, wait bool)
 			return nil, gaveUp(ctx, key, cmp.Or(last, err))
 		}
 		last = err
-		delay, again := o.retry.Delay(attempt)
-		if !again {
+		if _, again := o.retry.Delay(attempt); !again {
 			return nil, err
 		}
-		heldLocally := false // the turn came from a call that took the key
-		if t == nil && errors.Is(err, ErrNotAcquired) {
+		pause = true
+		if !errors.Is(err, ErrNotAcquired) {
+			continue // the backend failed: try again after the delay
+		}
+		if t == nil {
 			t = c.joinTurn(key)
 			select {
 			case <-t.token: // nobody else waits: go on at once
@@ -352,32 +390,24 @@ func (c *Client) acquire(ctx context.Context, key string, o *options, wait bool)
 					}
 					return nil, last
 				}
-				attempt = n
-				if !acquired {
-					mine = true
-					continue // the key may be free by now
-				}
-				heldLocally = true
-				delay, _ = o.retry.Delay(attempt)
+				mine, attempt = true, n
+				// If the last holder of the turn took the key, wait for
+				// its release; if not, the key may be free by now.
+				pause = acquired
+				continue
 			}
 			mine = true
 		}
-		if !heldLocally && watch == nil && cn.waiter != nil && errors.Is(err, ErrNotAcquired) {
+		if watch == nil && cn.waiter != nil {
 			// Subscribe, then try again at once: a release between the
 			// failed attempt and the subscription would otherwise be missed.
 			w, werr := cn.waiter.Watch(ctx, key)
 			if werr == nil {
 				watch = w
+				pause = false
 				continue
 			}
 			c.log().DebugContext(ctx, "lock: watch failed; polling", "key", key, "err", werr)
-		}
-		var released <-chan struct{}
-		if t != nil {
-			released = t.released
-		}
-		if sleep(ctx, delay, watch, released) != nil {
-			return nil, gaveUp(ctx, key, last)
 		}
 	}
 }

@@ -44,7 +44,19 @@ func (c *Client) joinTurn(key string) *turn {
 	return t
 }
 
-// leaveTurn undoes one joinTurn.
+// queuedTurn joins the turn of key if other calls are waiting for it, and
+// returns nil if none are.
+func (c *Client) queuedTurn(key string) *turn {
+	c.turnsMu.Lock()
+	defer c.turnsMu.Unlock()
+	t := c.turns[key]
+	if t != nil {
+		t.refs++
+	}
+	return t
+}
+
+// leaveTurn undoes one joinTurn or queuedTurn.
 func (c *Client) leaveTurn(key string, t *turn) {
 	c.turnsMu.Lock()
 	defer c.turnsMu.Unlock()

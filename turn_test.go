@@ -66,10 +66,10 @@ func TestAcquire_waitersOfOneClientTakeTurns(t *testing.T) {
 			}()
 			synctest.Wait() // so that they queue in order
 		}
-		// Each waiter tried once; the first in line also tried again
-		// after subscribing.
-		if n := cc.attempts.Load(); n != 1+waiters+1 {
-			t.Fatalf("%d attempts before the release, want %d", n, 1+waiters+1)
+		// The first waiter tried, subscribed and tried again; the others
+		// queued behind it without trying.
+		if n := cc.attempts.Load(); n != 3 {
+			t.Errorf("%d attempts before the release, want 3 (the holder's, and the first waiter's two)", n)
 		}
 		before := cc.attempts.Load()
 		start := time.Now()
@@ -104,8 +104,8 @@ func TestAcquire_waiterForTurnHonoursStrategy(t *testing.T) {
 		mustAcquire(t, other, "k", lock.WithTTL(time.Hour))
 
 		// The first waiter holds the turn for a minute; the second,
-		// limited to 3 attempts 100ms apart, gives up after 200ms
-		// without trying the backend again.
+		// limited to 3 attempts 100ms apart, queues behind it and gives up
+		// after two delays without trying the backend.
 		first := make(chan error, 1)
 		go func() {
 			fctx, cancel := context.WithTimeout(ctx, time.Minute)
@@ -123,8 +123,8 @@ func TestAcquire_waiterForTurnHonoursStrategy(t *testing.T) {
 		if d := time.Since(start); d < 100*ms || d > 200*ms {
 			t.Errorf("gave up after %v; want after two delays of 50-100ms", d)
 		}
-		if n := cc.attempts.Load() - before; n != 1 {
-			t.Errorf("%d attempts while another call held the turn, want 1 (the first)", n)
+		if n := cc.attempts.Load() - before; n != 0 {
+			t.Errorf("%d attempts while another call held the turn, want 0", n)
 		}
 		if err := <-first; !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("first waiter: err = %v, want DeadlineExceeded", err)
@@ -177,6 +177,43 @@ func TestAcquire_turnPassesWhenItsHolderGivesUp(t *testing.T) {
 		}
 		if n := lock.Turns(c); n != 0 {
 			t.Errorf("%d turns left after all waiters returned, want 0", n)
+		}
+	})
+}
+
+func TestAcquire_queuesBehindWaitingCalls(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// A goroutine that releases the key and asks for it again at once
+		// does not overtake the call that waited for it.
+		store := memory.New()
+		c, _ := openCounting(t, store)
+		ctx := context.Background()
+		opts := []lock.Option{lock.WithTTL(time.Hour), lock.WithRetry(lock.FixedDelay(time.Hour))}
+		first := mustAcquire(t, c, "k", opts...)
+		order := make(chan string, 2)
+		var wg sync.WaitGroup
+		acquire := func(name string) {
+			l, err := c.Acquire(ctx, "k", opts...)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			order <- name
+			synctest.Wait()
+			l.Release(ctx)
+		}
+		wg.Go(func() { acquire("waiter") })
+		synctest.Wait()
+		if err := first.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		acquire("releaser")
+		wg.Wait()
+		if a, b := <-order, <-order; a != "waiter" || b != "releaser" {
+			t.Errorf("acquired in the order %s, %s; want the waiter first", a, b)
+		}
+		if n := lock.Turns(c); n != 0 {
+			t.Errorf("%d turns left, want 0", n)
 		}
 	})
 }
