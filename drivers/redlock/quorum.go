@@ -19,36 +19,52 @@ const (
 
 // reply is one node's answer in a round.
 type reply struct {
-	node int
-	yes  bool  // the node did what was asked
-	val  int64 // the script's reply, for the fencing counter
-	err  error // the node did not answer, or answered with an error
+	yes bool  // the node did what was asked
+	val int64 // the script's reply, for the fencing counter
+	err error // the node did not answer, or answered with an error
 }
+
+// askFunc asks node n (the i-th) for what round rd is about, under ctx
+// (the node timeout's). The askFuncs are plain functions that find their
+// arguments in the round, so that starting a round allocates no closure.
+type askFunc func(rd *round, ctx context.Context, i int, n Node) (yes bool, val int64, err error)
+
+// smallRound is the number of nodes whose replies fit in a round without
+// an allocation of their own.
+const smallRound = 5
 
 // round sends one request to every node at once and tallies the replies,
 // deciding as soon as the outcome is known: a hung or slow minority does not
 // hold up a verdict, and a verdict that can no longer change is not waited
 // for.
 type round struct {
+	r         *Redlock
 	nodes     []Node
 	n, quorum int
-	ask       func(ctx context.Context, i int, n Node) (yes bool, val int64, err error)
-	cleanup   func(Node)
+	ask       askFunc
+	parent    context.Context    // the caller's
 	nctx      context.Context    // the node timeout's context
 	cancel    context.CancelFunc // ends nctx; called when the last node is done
 	running   atomic.Int32       // node requests not yet done
-	replies   chan reply
-	decided   chan struct{} // closed by finish, if there is a cleanup
-	failing   atomic.Bool   // the final outcome is a failure; set before decided closes
-	sync      *reply        // with one node, its reply, asked on the caller's goroutine
+	done      chan int           // the nodes whose replies are in, in the order they came
+	results   []reply            // by node
+	small     [smallRound]reply  // results' storage, for up to smallRound nodes
+	decided   chan struct{}      // closed by finish, if the round undoes a failure
+	failing   atomic.Bool        // the final outcome is a failure; set before decided closes
+	sync      bool               // with one node: asked on the caller's goroutine
 
-	// For acquisitions: the value acquired, which nodes' requests have
-	// ended, and a channel closed when all have, so that a release does
-	// not overtake a straggling SET on its node.
-	r        *Redlock
-	value    string
-	ended    atomic.Uint64
-	allEnded chan struct{}
+	// What the askFuncs need.
+	args   []any   // the command, or the script call, sent to every node
+	script *Script // the script of args, if it is one
+	prior  *round  // a release's straggling acquisition, or the acquisition a fence follows
+
+	// For acquisitions: whether to undo a failure, with what, which
+	// nodes' requests have ended, and a channel closed when all have, so
+	// that a release does not overtake a straggling SET on its node.
+	undo           bool
+	key, lk, value string
+	ended          atomic.Uint64
+	allEnded       chan struct{}
 
 	got     int // replies tallied
 	yes, no int
@@ -57,32 +73,41 @@ type round struct {
 	errs    []error
 }
 
-// start runs ask on each node under the node timeout, and returns the
-// round to tally. With several nodes, each is asked on a goroutine of its
-// own, so that none waits for another; a single node is asked on the
-// caller's goroutine. If cleanup is not nil, it is called for each node
-// once the round is finished, if the round failed and the node did not say
-// no (a node that said no changed nothing), but never before that node's
-// own request has ended. The node context ends when the last node is done.
-func (r *Redlock) start(ctx context.Context, ask func(ctx context.Context, i int, n Node) (yes bool, val int64, err error), cleanup func(Node)) *round {
+// newRound returns a round that asks every node with ask and args, for the
+// caller to complete and start.
+func (r *Redlock) newRound(ctx context.Context, ask askFunc, args []any) *round {
 	n := len(r.nodes)
-	rd := &round{nodes: r.nodes, n: n, quorum: n/2 + 1, ask: ask, cleanup: cleanup}
-	rd.nctx, rd.cancel = context.WithTimeout(ctx, r.cfg.nodeTimeout)
-	if n == 1 {
-		rep := rd.do(0)
-		rd.sync = &rep
+	return &round{r: r, nodes: r.nodes, n: n, quorum: n/2 + 1, ask: ask, args: args, parent: ctx}
+}
+
+// start runs ask on each node under the node timeout, and returns the
+// round to tally. With several nodes, each is asked on a worker goroutine
+// of its own (see workers), so that none waits for another; a single node
+// is asked on the caller's goroutine. If the round undoes failures, a
+// failed round is undone on each node that did not say no (a node that
+// said no changed nothing), but never before that node's own request has
+// ended. The node context ends when the last node is done.
+func (rd *round) start() *round {
+	rd.nctx, rd.cancel = context.WithTimeout(rd.parent, rd.r.cfg.nodeTimeout)
+	if rd.n <= smallRound {
+		rd.results = rd.small[:rd.n]
+	} else {
+		rd.results = make([]reply, rd.n)
+	}
+	if rd.n == 1 {
+		rd.results[0] = rd.do(0)
+		rd.sync = true
 		rd.cancel()
 		return rd
 	}
-	rd.replies = make(chan reply, n)
-	if cleanup != nil {
+	rd.done = make(chan int, rd.n)
+	if rd.undo {
 		rd.decided = make(chan struct{})
 		rd.allEnded = make(chan struct{})
-		rd.r = r
 	}
-	rd.running.Store(int32(n))
+	rd.running.Store(int32(rd.n))
 	for i := range rd.nodes {
-		go rd.async(i)
+		rd.r.workers.run(job{rd, i})
 	}
 	return rd
 }
@@ -90,23 +115,24 @@ func (r *Redlock) start(ctx context.Context, ask func(ctx context.Context, i int
 // do asks node i.
 func (rd *round) do(i int) reply {
 	node := rd.nodes[i]
-	yes, val, err := rd.ask(rd.nctx, i, node)
+	yes, val, err := rd.ask(rd, rd.nctx, i, node)
 	if err != nil {
 		err = &NodeError{Node: node.String(), Err: err}
 	}
-	return reply{node: i, yes: yes, val: val, err: err}
+	return reply{yes: yes, val: val, err: err}
 }
 
-// async asks node i on its own goroutine, and cleans up after it if the
-// round fails.
+// async asks node i, on a worker's goroutine (so that no node waits for
+// another), and undoes the acquisition there if the round fails.
 func (rd *round) async(i int) {
 	rep := rd.do(i)
 	rd.ended.Or(1 << i)
-	rd.replies <- rep
+	rd.results[i] = rep
+	rd.done <- i
 	if rd.decided != nil {
 		<-rd.decided
 		if rd.failing.Load() && (rep.yes || rep.err != nil) {
-			rd.cleanup(rd.nodes[i])
+			rd.undoOn(i)
 		}
 	}
 	if rd.running.Add(-1) == 0 {
@@ -116,6 +142,11 @@ func (rd *round) async(i int) {
 			rd.r.untrack(rd)
 		}
 	}
+}
+
+// undoOn undoes the round's acquisition on node i.
+func (rd *round) undoOn(i int) {
+	rd.r.undo(rd.parent, rd.nodes[i], rd.lk, rd.value, rd.r.channel(rd.key))
 }
 
 // waitEnded waits until the request of the round to node i has ended, or
@@ -135,19 +166,18 @@ func (rd *round) waitEnded(ctx context.Context, i int) {
 func (rd *round) tally() verdict {
 	lose := rd.n - rd.quorum + 1 // no's that make a quorum of yes impossible
 	for rd.got < rd.n {
-		var rep reply
-		if rd.sync != nil {
-			rep = *rd.sync
-		} else {
-			rep = <-rd.replies
+		i := 0
+		if !rd.sync {
+			i = <-rd.done
 		}
+		rep := rd.results[i]
 		rd.got++
 		switch {
 		case rep.err != nil:
 			rd.errs = append(rd.errs, rep.err)
 		case rep.yes:
 			rd.yes++
-			rd.yesSet |= 1 << rep.node
+			rd.yesSet |= 1 << i
 			rd.max = max(rd.max, rep.val)
 		default:
 			rd.no++
@@ -168,11 +198,11 @@ func (rd *round) tally() verdict {
 // finish ends the round, telling the node goroutines whether it failed.
 func (rd *round) finish(failure bool) {
 	switch {
-	case rd.sync != nil:
-		if failure && rd.cleanup != nil && (rd.sync.yes || rd.sync.err != nil) {
-			// The node's request has ended: the cleanup cannot overtake
+	case rd.sync:
+		if rep := rd.results[0]; failure && rd.undo && (rep.yes || rep.err != nil) {
+			// The node's request has ended: the undo cannot overtake
 			// it, and the caller need not wait for it.
-			go rd.cleanup(rd.nodes[0])
+			go rd.undoOn(0)
 		}
 	case rd.decided != nil:
 		rd.failing.Store(failure)

@@ -128,9 +128,10 @@ func WithKeyPrefix(p string) Option { return func(c *config) { c.prefix = p } }
 // with driver.Extender, driver.Waiter and driver.Pinger, and is safe for
 // concurrent use.
 type Redlock struct {
-	nodes []Node
-	cfg   config
-	subs  *subscriptions
+	nodes   []Node
+	cfg     config
+	subs    *subscriptions
+	workers *workers
 
 	mu       sync.Mutex
 	inflight map[string]*round // acquisitions granted while some of their requests were still out, by value
@@ -174,6 +175,7 @@ func New(nodes []Node, opts ...Option) (*Redlock, error) {
 	}
 	r := &Redlock{nodes: nodes, cfg: cfg, inflight: make(map[string]*round)}
 	r.subs = newSubscriptions(r)
+	r.workers = newWorkers()
 	return r, nil
 }
 
@@ -189,30 +191,15 @@ func millis(d time.Duration) int64           { return int64((d + time.Millisecon
 func (r *Redlock) Acquire(ctx context.Context, key, value string, ttl time.Duration) (driver.Lease, error) {
 	lk := r.lockKey(key)
 	ms := millis(ttl) // rounded up: a lease a little longer than asked is safe
-	var ask func(context.Context, int, Node) (bool, int64, error)
+	var rd *round
 	if r.cfg.fencing {
-		call := fencedAcquireScript.call([]string{lk, r.fenceKey(lk)}, value, ms)
-		ask = func(ctx context.Context, _ int, n Node) (bool, int64, error) {
-			v, err := run(ctx, n, fencedAcquireScript, call)
-			return err == nil && v >= 0, v, err
-		}
+		rd = r.newRound(ctx, askFencedAcquire, fencedAcquireScript.call([]string{lk, r.fenceKey(lk)}, value, ms))
+		rd.script = fencedAcquireScript
 	} else {
-		set := []any{"SET", lk, value, "PX", ms, "NX"}
-		ask = func(ctx context.Context, _ int, n Node) (bool, int64, error) {
-			reply, err := n.Do(ctx, set)
-			switch {
-			case err != nil:
-				return false, 0, err
-			case reply == nil:
-				return false, 0, nil // NX: the key exists
-			case reply != "OK":
-				return false, 0, fmt.Errorf("SET replied %v: %w", reply, errNoReply)
-			}
-			return true, 0, nil
-		}
+		rd = r.newRound(ctx, askSet, []any{"SET", lk, value, "PX", ms, "NX"})
 	}
-	rd := r.start(ctx, ask, func(n Node) { r.undo(ctx, n, lk, value, r.channel(key)) })
-	rd.value = value
+	rd.undo, rd.key, rd.lk, rd.value = true, key, lk, value
+	rd.start()
 	var lease driver.Lease
 	var err error
 	switch rd.tally() {
@@ -232,11 +219,60 @@ func (r *Redlock) Acquire(ctx context.Context, key, value string, ttl time.Durat
 	return lease, err
 }
 
+// askSet asks for a plain SET NX.
+func askSet(rd *round, ctx context.Context, _ int, n Node) (bool, int64, error) {
+	reply, err := n.Do(ctx, rd.args)
+	switch {
+	case err != nil:
+		return false, 0, err
+	case reply == nil:
+		return false, 0, nil // NX: the key exists
+	case reply != "OK":
+		return false, 0, fmt.Errorf("SET replied %v: %w", reply, errNoReply)
+	}
+	return true, 0, nil
+}
+
+// askFencedAcquire asks for a SET NX that also reads the fencing counter.
+func askFencedAcquire(rd *round, ctx context.Context, _ int, n Node) (bool, int64, error) {
+	v, err := run(ctx, n, rd.script, rd.args)
+	return err == nil && v >= 0, v, err
+}
+
+// askOne runs the round's script, and counts a reply of 1 as a yes and 0
+// as a no.
+func askOne(rd *round, ctx context.Context, _ int, n Node) (bool, int64, error) {
+	v, err := run(ctx, n, rd.script, rd.args)
+	return err == nil && v == 1, v, err
+}
+
+// askRelease is askOne, after the node's straggling acquisition, if any.
+func askRelease(rd *round, ctx context.Context, i int, n Node) (bool, int64, error) {
+	if rd.prior != nil {
+		rd.prior.waitEnded(ctx, i) // never overtake this node's own SET
+	}
+	return askOne(rd, ctx, i, n)
+}
+
+// askFence is askOne on the nodes where the acquisition took the lock.
+func askFence(rd *round, ctx context.Context, i int, n Node) (bool, int64, error) {
+	if rd.prior.yesSet&(1<<i) == 0 {
+		return false, 0, nil // the lock is not ours there: count it as a no
+	}
+	return askOne(rd, ctx, i, n)
+}
+
+// askPing asks for a PING.
+func askPing(rd *round, ctx context.Context, _ int, n Node) (bool, int64, error) {
+	_, err := n.Do(ctx, rd.args)
+	return err == nil, 0, err
+}
+
 // track remembers a granted acquisition whose requests to some nodes are
 // still out, so that its release waits for them node by node; the last
 // request to end forgets it (see round.async).
 func (r *Redlock) track(rd *round) {
-	if rd.sync != nil {
+	if rd.sync {
 		return
 	}
 	r.mu.Lock()
@@ -266,14 +302,9 @@ func (r *Redlock) straggling(value string) *round {
 // lock, and returns the token if a quorum took it.
 func (r *Redlock) fence(ctx context.Context, acq *round, lk, value string) (driver.Lease, error) {
 	t := acq.max + 1
-	call := fenceScript.call([]string{lk, r.fenceKey(lk)}, value, t)
-	rd := r.start(ctx, func(ctx context.Context, i int, n Node) (bool, int64, error) {
-		if acq.yesSet&(1<<i) == 0 {
-			return false, 0, nil // the lock is not ours there: count it as a no
-		}
-		v, err := run(ctx, n, fenceScript, call)
-		return err == nil && v == 1, v, err
-	}, nil)
+	rd := r.newRound(ctx, askFence, fenceScript.call([]string{lk, r.fenceKey(lk)}, value, t))
+	rd.script, rd.prior = fenceScript, acq
+	rd.start()
 	defer rd.finish(false)
 	switch rd.tally() {
 	case granted:
@@ -293,26 +324,11 @@ func (r *Redlock) undo(ctx context.Context, n Node, lk, value, channel string) {
 	run(ctx, n, releaseScript, releaseScript.call([]string{lk}, value, channel)) //nolint:errcheck
 }
 
-// yesIfOne runs the script call on every node, and counts a reply of 1 as
-// a yes and 0 as a no.
-func (r *Redlock) yesIfOne(ctx context.Context, s *Script, call []any) *round {
-	return r.start(ctx, func(ctx context.Context, _ int, n Node) (bool, int64, error) {
-		v, err := run(ctx, n, s, call)
-		return err == nil && v == 1, v, err
-	}, nil)
-}
-
 // Release deletes key on every node where value holds it.
 func (r *Redlock) Release(ctx context.Context, key, value string) error {
-	call := releaseScript.call([]string{r.lockKey(key)}, value, r.channel(key))
-	acq := r.straggling(value)
-	rd := r.start(ctx, func(ctx context.Context, i int, n Node) (bool, int64, error) {
-		if acq != nil {
-			acq.waitEnded(ctx, i) // never overtake this node's own SET
-		}
-		v, err := run(ctx, n, releaseScript, call)
-		return err == nil && v == 1, v, err
-	}, nil)
+	rd := r.newRound(ctx, askRelease, releaseScript.call([]string{r.lockKey(key)}, value, r.channel(key)))
+	rd.script, rd.prior = releaseScript, r.straggling(value)
+	rd.start()
 	defer rd.finish(false)
 	switch rd.tally() {
 	case granted:
@@ -326,7 +342,9 @@ func (r *Redlock) Release(ctx context.Context, key, value string) error {
 // Extend resets the expiry of key to ttl on every node where value holds
 // it, and succeeds if a quorum did.
 func (r *Redlock) Extend(ctx context.Context, key, value string, ttl time.Duration) error {
-	rd := r.yesIfOne(ctx, extendScript, extendScript.call([]string{r.lockKey(key)}, value, millis(ttl)))
+	rd := r.newRound(ctx, askOne, extendScript.call([]string{r.lockKey(key)}, value, millis(ttl)))
+	rd.script = extendScript
+	rd.start()
 	defer rd.finish(false)
 	switch rd.tally() {
 	case granted:
@@ -341,10 +359,7 @@ var pingCmd = []any{"PING"}
 
 // Ping succeeds if a quorum of nodes answers.
 func (r *Redlock) Ping(ctx context.Context) error {
-	rd := r.start(ctx, func(ctx context.Context, _ int, n Node) (bool, int64, error) {
-		_, err := n.Do(ctx, pingCmd)
-		return err == nil, 0, err
-	}, nil)
+	rd := r.newRound(ctx, askPing, pingCmd).start()
 	defer rd.finish(false)
 	if rd.tally() == granted {
 		return nil
@@ -355,6 +370,7 @@ func (r *Redlock) Ping(ctx context.Context) error {
 // Close stops the subscriptions and closes the nodes.
 func (r *Redlock) Close() error {
 	r.subs.close()
+	r.workers.close()
 	var errs []error
 	for _, n := range r.nodes {
 		if err := n.Close(); err != nil {
