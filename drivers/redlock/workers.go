@@ -7,7 +7,7 @@ import (
 
 // workerIdle is how long an idle worker waits for a request before it
 // exits.
-const workerIdle = 10 * time.Second
+const workerIdle = 2 * time.Second
 
 // job is one node's part of a round.
 type job struct {
