@@ -236,7 +236,7 @@ func (p pubsub) Receive(ctx context.Context) (redlock.Event, error) {
 	}
 	switch m := msg.(type) {
 	case *redis.Message:
-		return redlock.Event{Kind: redlock.Message, Channel: m.Channel}, nil
+		return redlock.Event{Kind: redlock.Message, Channel: m.Channel, Payload: m.Payload}, nil
 	case *redis.Subscription:
 		if m.Kind == "subscribe" {
 			return redlock.Event{Kind: redlock.Subscribed, Channel: m.Channel}, nil

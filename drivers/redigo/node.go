@@ -124,7 +124,7 @@ func (s *subscriber) Unsubscribe(ctx context.Context, channel string) error {
 func (s *subscriber) Receive(ctx context.Context) (redlock.Event, error) {
 	switch m := s.psc.ReceiveContext(ctx).(type) {
 	case redis.Message:
-		return redlock.Event{Kind: redlock.Message, Channel: m.Channel}, nil
+		return redlock.Event{Kind: redlock.Message, Channel: m.Channel, Payload: string(m.Data)}, nil
 	case redis.Subscription:
 		if m.Kind == "subscribe" {
 			return redlock.Event{Kind: redlock.Subscribed, Channel: m.Channel}, nil

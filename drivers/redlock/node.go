@@ -59,6 +59,7 @@ type Subscriber interface {
 type Event struct {
 	Kind    EventKind
 	Channel string
+	Payload string // a Message's content
 }
 
 // EventKind tells events apart.

@@ -61,10 +61,10 @@ type round struct {
 	// For acquisitions: whether to undo a failure, with what, which
 	// nodes' requests have ended, and a channel closed when all have, so
 	// that a release does not overtake a straggling SET on its node.
-	undo           bool
-	key, lk, value string
-	ended          atomic.Uint64
-	allEnded       chan struct{}
+	undo      bool
+	lk, value string
+	ended     atomic.Uint64
+	allEnded  chan struct{}
 
 	got     int // replies tallied
 	yes, no int
@@ -146,7 +146,7 @@ func (rd *round) async(i int) {
 
 // undoOn undoes the round's acquisition on node i.
 func (rd *round) undoOn(i int) {
-	rd.r.undo(rd.parent, rd.nodes[i], rd.lk, rd.value, rd.r.channel(rd.key))
+	rd.r.undo(rd.parent, rd.nodes[i], rd.lk, rd.value)
 }
 
 // waitEnded waits until the request of the round to node i has ended, or

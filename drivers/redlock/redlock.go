@@ -36,14 +36,22 @@
 //
 // # Wake-ups
 //
-// Release publishes on the channel PREFIX{K}:released of every node it
-// deletes the key on. Waiters subscribe to that channel on every node, over
-// one publish/subscribe connection per node and client, and wake at the
-// first announcement; package lock polls as a safety net, since an expiry
-// is not announced. A subscription counts once a quorum of nodes confirmed
-// it: every release that frees the key reaches a quorum, and two quorums
-// share a node. A pub/sub connection that fails is reopened, and its
-// waiters are woken, since a release may have been missed meanwhile.
+// Release publishes the released value on the channel PREFIX{K}:released
+// of every node it deletes the key on. Waiters subscribe to that channel on
+// every node, over one publish/subscribe connection per node and client,
+// and wake once per release, at its first announcement (the value tells
+// the other nodes' announcements of the same release apart); package lock
+// polls as a safety net, since an expiry is not announced. A subscription
+// counts once a quorum of nodes confirmed it: every release that frees the
+// key reaches a quorum, and two quorums share a node. A pub/sub connection
+// that fails is reopened, and its waiters are woken, since a release may
+// have been missed meanwhile.
+//
+// The undoing of a failed attempt is not announced. When several clients
+// wake at one release and split the nodes' votes so that none wins, each
+// undoes its partial grant; were that announced, it would wake them all at
+// once again, to split the votes again. Unannounced, they try again after
+// the retry strategy's jittered delay, which sets them apart.
 //
 // # Fencing tokens (opt-in)
 //
@@ -198,7 +206,7 @@ func (r *Redlock) Acquire(ctx context.Context, key, value string, ttl time.Durat
 	} else {
 		rd = r.newRound(ctx, askSet, []any{"SET", lk, value, "PX", ms, "NX"})
 	}
-	rd.undo, rd.key, rd.lk, rd.value = true, key, lk, value
+	rd.undo, rd.lk, rd.value = true, lk, value
 	rd.start()
 	var lease driver.Lease
 	var err error
@@ -315,13 +323,13 @@ func (r *Redlock) fence(ctx context.Context, acq *round, lk, value string) (driv
 	return driver.Lease{}, rd.err("fence")
 }
 
-// undo releases lk on n after a failed acquisition, announcing it on
-// channel so that waiters blocked by the partial grant try again.
-func (r *Redlock) undo(ctx context.Context, n Node, lk, value, channel string) {
+// undo releases lk on n after a failed acquisition, without announcing
+// it: see the package documentation, Wake-ups.
+func (r *Redlock) undo(ctx context.Context, n Node, lk, value string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(cleanupTimeout, r.cfg.nodeTimeout))
 	defer cancel()
 	// Best effort: if it fails, the key expires by its TTL.
-	run(ctx, n, releaseScript, releaseScript.call([]string{lk}, value, channel)) //nolint:errcheck
+	run(ctx, n, undoScript, undoScript.call([]string{lk}, value)) //nolint:errcheck
 }
 
 // Release deletes key on every node where value holds it.

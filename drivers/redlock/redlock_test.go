@@ -69,7 +69,7 @@ func (f *fakeNode) Do(ctx context.Context, args []any) (any, error) {
 		sha := args[1].(string)
 		k, v := args[3].(string), args[4].(string)
 		switch sha {
-		case releaseScript.SHA:
+		case releaseScript.SHA, undoScript.SHA:
 			f.log = append(f.log, "RELEASE "+v)
 			if f.keys[k] == v {
 				delete(f.keys, k)

@@ -4,11 +4,13 @@ package redlock
 // nothing a caller passes is ever spliced into script text.
 
 // releaseScript deletes KEYS[1] if it holds ARGV[1] and announces it on
-// channel ARGV[2]. It returns 1 if it deleted the key, 0 otherwise.
+// channel ARGV[2], with the released value as the message, so that a
+// waiter can tell one release's announcements by its nodes from another
+// release's. It returns 1 if it deleted the key, 0 otherwise.
 var releaseScript = NewScript(`
 if redis.call('get', KEYS[1]) == ARGV[1] then
 	redis.call('del', KEYS[1])
-	redis.call('publish', ARGV[2], '')
+	redis.call('publish', ARGV[2], ARGV[1])
 	return 1
 end
 return 0
@@ -45,4 +47,15 @@ if tonumber(redis.call('get', KEYS[2]) or '0') < tonumber(ARGV[2]) then
 	redis.call('set', KEYS[2], ARGV[2])
 end
 return 1
+`)
+
+// undoScript deletes KEYS[1] if it holds ARGV[1], without announcing it,
+// to undo a failed acquisition. It returns 1 if it deleted the key, 0
+// otherwise.
+var undoScript = NewScript(`
+if redis.call('get', KEYS[1]) == ARGV[1] then
+	redis.call('del', KEYS[1])
+	return 1
+end
+return 0
 `)

@@ -86,12 +86,21 @@ func (r *Redlock) Watch(ctx context.Context, key string) (driver.Watch, error) {
 	return w, nil
 }
 
-// wake signals the watchers of channel, or of every channel if all.
-func (s *subscriptions) wake(channel string, all bool) {
+// wake signals the watchers of channel, or of every channel if all. A
+// release is announced by each of its nodes: value (the released value,
+// "" if unknown) wakes a watcher once, so that the other nodes'
+// announcements do not make it try again for the same release.
+func (s *subscriptions) wake(channel, value string, all bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	signal := func(ws map[*watch]struct{}) {
 		for w := range ws {
+			if value != "" {
+				if w.last == value {
+					continue
+				}
+				w.last = value
+			}
 			select {
 			case w.c <- struct{}{}:
 			default:
@@ -148,6 +157,7 @@ type watch struct {
 	c    chan struct{} // Released
 	done chan struct{} // closed by Close
 	once sync.Once
+	last string // the value whose release last woke the watcher; guarded by s.mu
 }
 
 func (w *watch) Released() <-chan struct{} { return w.c }
@@ -334,7 +344,7 @@ func (ns *nodeSub) run() {
 			case Subscribed:
 				ns.ack(ev.Channel)
 			case Message:
-				ns.s.wake(ev.Channel, false)
+				ns.s.wake(ev.Channel, ev.Payload, false)
 			}
 		}
 		ns.mu.Lock()
@@ -342,6 +352,6 @@ func (ns *nodeSub) run() {
 		ns.mu.Unlock()
 		sub.Close()
 		// Releases may have gone unannounced while the connection was down.
-		ns.s.wake("", true)
+		ns.s.wake("", "", true)
 	}
 }
