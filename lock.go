@@ -163,16 +163,18 @@ type Client struct {
 // that the type assertions happen once, here.
 type conn struct {
 	driver.Conn
-	extender  driver.Extender  // nil if unsupported
-	waiter    driver.Waiter    // nil if unsupported
-	pinger    driver.Pinger    // nil if unsupported
-	inspector driver.Inspector // nil if unsupported
+	extender   driver.Extender   // nil if unsupported
+	waiter     driver.Waiter     // nil if unsupported
+	transferer driver.Transferer // nil if unsupported
+	pinger     driver.Pinger     // nil if unsupported
+	inspector  driver.Inspector  // nil if unsupported
 }
 
 func newConn(dc driver.Conn) *conn {
 	c := &conn{Conn: dc}
 	c.extender, _ = dc.(driver.Extender)
 	c.waiter, _ = dc.(driver.Waiter)
+	c.transferer, _ = dc.(driver.Transferer)
 	c.pinger, _ = dc.(driver.Pinger)
 	c.inspector, _ = dc.(driver.Inspector)
 	return c
@@ -265,7 +267,10 @@ func (c *Client) Close() error {
 // the first in line tries the backend and listens for releases, and a call
 // that finds others of its client waiting joins the back of the line
 // without trying first. A release by this client wakes the first in line
-// at once. (TryAcquire does not queue.)
+// at once; on drivers that can transfer a lease (driver.Transferer), the
+// release hands the lock straight over to it, as long as the run of such
+// handovers on the key has lasted less than 20ms. (TryAcquire does not
+// queue.)
 //
 // When it gives up, the error matches the last attempt's cause
 // ([ErrNotAcquired] if the key was held, or the backend's error) and, if ctx
@@ -354,12 +359,21 @@ func (c *Client) acquire(ctx context.Context, key string, o *options, wait bool)
 	for {
 		if pause {
 			delay, _ := o.retry.Delay(attempt)
-			var released <-chan struct{}
-			if t != nil {
-				released = t.released
-			}
-			if sleep(ctx, delay, watch, released) != nil {
-				return nil, gaveUp(ctx, key, last)
+			if mine && cn.transferer != nil {
+				// Offer to take over the key when a lock of this client
+				// that holds it is released.
+				l, err := c.sleepOffering(ctx, key, t, o, delay, watch, last)
+				if l != nil || err != nil {
+					return l, err
+				}
+			} else {
+				var released <-chan struct{}
+				if t != nil {
+					released = t.released
+				}
+				if sleep(ctx, delay, watch, released) != nil {
+					return nil, gaveUp(ctx, key, last)
+				}
 			}
 		}
 		attempt++

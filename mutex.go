@@ -157,7 +157,9 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 	return opError("extend", l.key, err)
 }
 
-// Release releases the lock, so that others may take the key at once. If
+// Release releases the lock, so that others may take the key at once (or,
+// if an Acquire of the same client waits for the key and the driver can
+// transfer leases, hands it over to that call: see [Client.Acquire]). If
 // the lock was no longer held (it expired, was taken over, or was already
 // released), the error matches [ErrNotHeld]. A lock past its ValidUntil
 // whose lease the backend still keeps (the drift allowance makes that
@@ -174,6 +176,11 @@ func (l *Lock) Release(ctx context.Context) error {
 		return opError("release", l.key, ErrClosed)
 	}
 	start := time.Now()
+	if l.cn.transferer != nil {
+		if h := l.c.claimHandover(l.key, l.start); h != nil {
+			return l.handOver(ctx, h, start)
+		}
+	}
 	err := l.cn.Release(ctx, l.key, l.value)
 	switch {
 	case err == nil:
@@ -188,5 +195,47 @@ func (l *Lock) Release(ctx context.Context) error {
 		l.c.releasedKey(l.key)
 		return opError("release", l.key, translate(err, driver.ErrNotHeld, ErrNotHeld))
 	}
+	return opError("release", l.key, err)
+}
+
+// handOver releases the lock by transferring it to the call of the same
+// client that offered h, in one step (see driver.Transferer). start is
+// the clock reading taken before the transfer was sent: the new lock's
+// validity runs from there, under the waiting call's options. l.mu must be
+// held.
+func (l *Lock) handOver(ctx context.Context, h *handover, start time.Time) error {
+	c := l.c
+	next := newValue()
+	lease, err := l.cn.transferer.Transfer(ctx, l.key, l.value, next, h.o.ttl)
+	switch {
+	case err == nil:
+		l.done = true
+		l.endBy(start)
+		c.stats.released.Add(1)
+		until := start.Add(h.o.ttl - drift(h.o.ttl, h.o.drift))
+		if time.Now().Before(until) {
+			nl := &Lock{c: c, cn: l.cn, key: l.key, value: next, lease: lease, start: start, drift: h.o.drift}
+			nl.until.Store(int64(until.Sub(start)))
+			if c.deliver(h, nl) {
+				c.stats.acquired.Add(1)
+				return nil
+			}
+		} else {
+			c.stats.failed.Add(1)
+		}
+		// Too late to count for the waiting call, or it stopped waiting:
+		// give the key back.
+		c.cleanup(ctx, l.cn, l.key, next)
+		c.deliver(h, nil)
+		return nil
+	case errors.Is(err, driver.ErrNotHeld):
+		l.lose(start)
+		l.done = true
+		c.deliver(h, nil)
+		return opError("release", l.key, translate(err, driver.ErrNotHeld, ErrNotHeld))
+	}
+	// The transfer may have happened or not: make sure next holds nothing.
+	c.cleanup(ctx, l.cn, l.key, next)
+	c.deliver(h, nil)
 	return opError("release", l.key, err)
 }

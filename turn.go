@@ -3,6 +3,8 @@ package lock
 import (
 	"context"
 	"time"
+
+	"github.com/distlock/lock/driver"
 )
 
 // A turn queues one client's waiting Acquire calls for one key, so that
@@ -24,6 +26,155 @@ type turn struct {
 	// client on the key is released.
 	released chan struct{}
 	refs     int // waiters using the turn; guarded by Client.turnsMu
+
+	// With a driver.Transferer: the turn's holder, while it waits for a
+	// lock of this client on the key to be released, offers to take the
+	// lock over instead (see Lock.Release). streak is when the first lock
+	// of a run of handovers was acquired (zero: no run). Guarded by
+	// Client.turnsMu.
+	parked *handover
+	streak time.Time
+}
+
+// handoverWindow bounds a run of handovers on one key: once a run has gone
+// on for this long, the next lock is released as usual, so that the other
+// clients waiting for the key get their chance, at worst this much later
+// than they would without handovers. Handovers matter for short holds,
+// where a round trip is a large share of a handoff; a hold longer than the
+// window is always released as usual.
+const handoverWindow = 20 * time.Millisecond
+
+// A handover is the offer of a waiting call to take over the lock that
+// holds its key when that lock is released.
+type handover struct {
+	o      *options
+	state  handoverState // guarded by Client.turnsMu
+	result chan *Lock    // the lock handed over, or nil if the handover failed
+}
+
+type handoverState int
+
+const (
+	offered   handoverState = iota // waiting for a Release
+	claimed                        // a Release is handing the lock over
+	delivered                      // the result is in result
+	withdrawn                      // the waiter stopped waiting before a claim
+	abandoned                      // the waiter stopped waiting after a claim
+)
+
+// offer makes the caller, which holds t, the taker of the next handover
+// of t's key.
+func (c *Client) offer(t *turn, o *options) *handover {
+	h := &handover{o: o, result: make(chan *Lock, 1)}
+	c.turnsMu.Lock()
+	t.parked = h
+	c.turnsMu.Unlock()
+	return h
+}
+
+// withdraw takes back h. It returns false if a Release claimed it, whose
+// result comes on h.result.
+func (c *Client) withdraw(t *turn, h *handover) bool {
+	c.turnsMu.Lock()
+	defer c.turnsMu.Unlock()
+	if h.state != offered {
+		return false
+	}
+	h.state = withdrawn
+	if t.parked == h {
+		t.parked = nil
+	}
+	return true
+}
+
+// abandon gives up a claimed handover, whose Release then gives the key
+// back. It returns false if the result is in already.
+func (c *Client) abandon(h *handover) bool {
+	c.turnsMu.Lock()
+	defer c.turnsMu.Unlock()
+	if h.state != claimed {
+		return false
+	}
+	h.state = abandoned
+	return true
+}
+
+// claimHandover returns the handover offered on key, claimed for the
+// Release of a lock of this client acquired at since, or nil if there is
+// none, or if the run of handovers on key (which began when its first lock
+// was acquired) began handoverWindow ago or more.
+func (c *Client) claimHandover(key string, since time.Time) *handover {
+	c.turnsMu.Lock()
+	defer c.turnsMu.Unlock()
+	t := c.turns[key]
+	if t == nil || t.parked == nil {
+		return nil
+	}
+	if t.streak.IsZero() {
+		t.streak = since
+	}
+	if time.Since(t.streak) >= handoverWindow {
+		t.streak = time.Time{}
+		return nil
+	}
+	h := t.parked
+	t.parked = nil
+	h.state = claimed
+	return h
+}
+
+// deliver completes the claimed handover h with l, nil if it failed. It
+// returns false if the waiter abandoned h.
+func (c *Client) deliver(h *handover, l *Lock) bool {
+	c.turnsMu.Lock()
+	defer c.turnsMu.Unlock()
+	if h.state == abandoned {
+		return false
+	}
+	h.state = delivered
+	h.result <- l
+	return true
+}
+
+// sleepOffering is sleep for the holder of t while a lock of this client
+// holds the key: it also offers to take that lock over. It returns the
+// lock handed over, or nil to try the backend (the handover failed, or
+// the sleep ended otherwise), or the error of a wait that ctx ended.
+func (c *Client) sleepOffering(ctx context.Context, key string, t *turn, o *options, d time.Duration, w driver.Watch, last error) (*Lock, error) {
+	h := c.offer(t, o)
+	var released <-chan struct{}
+	if w != nil {
+		released = w.Released()
+	}
+	timer := time.NewTimer(max(d, 0))
+	defer timer.Stop()
+	select {
+	case l := <-h.result:
+		return l, nil
+	case <-ctx.Done():
+	case <-timer.C:
+	case <-released:
+	case <-t.released:
+	}
+	if c.withdraw(t, h) {
+		if ctx.Err() != nil {
+			return nil, gaveUp(ctx, key, last)
+		}
+		return nil, nil
+	}
+	// A Release is handing its lock over.
+	select {
+	case l := <-h.result:
+		return l, nil
+	case <-ctx.Done():
+		if c.abandon(h) {
+			return nil, gaveUp(ctx, key, last)
+		}
+		if l := <-h.result; l != nil {
+			return l, nil
+		}
+		return nil, gaveUp(ctx, key, last)
+	}
 }
 
 // joinTurn returns the turn of key, creating it if need be. Each call
@@ -70,6 +221,9 @@ func (c *Client) leaveTurn(key string, t *turn) {
 func (c *Client) releasedKey(key string) {
 	c.turnsMu.Lock()
 	t := c.turns[key]
+	if t != nil {
+		t.streak = time.Time{}
+	}
 	c.turnsMu.Unlock()
 	if t != nil {
 		select {

@@ -12,6 +12,7 @@ import (
 	"github.com/distlock/lock"
 	"github.com/distlock/lock/driver"
 	"github.com/distlock/lock/drivers/memory"
+	"github.com/distlock/lock/fencing"
 )
 
 // countingConn is a memory store's connection that counts acquisition
@@ -216,4 +217,230 @@ func TestAcquire_queuesBehindWaitingCalls(t *testing.T) {
 			t.Errorf("%d turns left, want 0", n)
 		}
 	})
+}
+
+// transferConn is a countingConn that also hands leases over, counting
+// the handovers, and blocks each one until unblock is closed (if set).
+type transferConn struct {
+	*countingConn
+	transfers atomic.Int64
+	unblock   chan struct{}
+}
+
+func (c *transferConn) Transfer(ctx context.Context, key, value, next string, ttl time.Duration) (driver.Lease, error) {
+	c.transfers.Add(1)
+	if c.unblock != nil {
+		<-c.unblock
+	}
+	return c.Conn.(driver.Transferer).Transfer(ctx, key, value, next, ttl)
+}
+
+// openTransfer returns a client on store that hands leases over.
+func openTransfer(t *testing.T, store *memory.Store, unblock chan struct{}) (*lock.Client, *transferConn) {
+	t.Helper()
+	dc, err := store.Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc := &transferConn{countingConn: &countingConn{Conn: dc}, unblock: unblock}
+	c := lock.OpenConnector(&scriptedConnector{conn: tc})
+	c.SetLogger(quiet)
+	t.Cleanup(func() { c.Close() })
+	return c, tc
+}
+
+func TestRelease_handsOverToWaitingCall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memory.New()
+		c, tc := openTransfer(t, store, nil)
+		ctx := context.Background()
+		const ttl = time.Minute
+		opts := []lock.Option{lock.WithTTL(ttl), lock.WithRetry(lock.FixedDelay(time.Hour))}
+		holder := mustAcquire(t, c, "k", opts...)
+		first, _ := holder.Token()
+
+		const waiters = 3
+		locks := make(chan *lock.Lock, waiters)
+		for range waiters {
+			go func() {
+				l, err := c.Acquire(ctx, "k", opts...)
+				if err != nil {
+					t.Error(err)
+				}
+				locks <- l
+			}()
+			synctest.Wait()
+		}
+		before := tc.attempts.Load()
+		prev := holder
+		for i := range waiters {
+			released := time.Now()
+			if err := prev.Release(ctx); err != nil {
+				t.Fatal(err)
+			}
+			l := <-locks
+			if l == nil {
+				t.FailNow()
+			}
+			tok, _ := l.Token()
+			if want := first + fencing.Token(i+1); tok != want {
+				t.Errorf("handover %d: token %d, want %d", i, tok, want)
+			}
+			if got, want := l.ValidUntil(), released.Add(ttl-driftOf(ttl, lock.DefaultDriftFactor)); !got.Equal(want) {
+				t.Errorf("handover %d: ValidUntil %v after the release, want %v", i, got.Sub(released), want.Sub(released))
+			}
+			if err := prev.Release(ctx); !errors.Is(err, lock.ErrNotHeld) {
+				t.Errorf("second Release of the lock handed over = %v, want ErrNotHeld", err)
+			}
+			prev = l
+			synctest.Wait()
+		}
+		if n := tc.attempts.Load() - before; n != 0 {
+			t.Errorf("%d attempts for %d handoffs, want none: each lock was handed over", n, waiters)
+		}
+		if n := tc.transfers.Load(); n != waiters {
+			t.Errorf("%d transfers, want %d", n, waiters)
+		}
+		if err := prev.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		// The last release, with nobody waiting, freed the key.
+		mustAcquire(t, openMemory(t, store), "k")
+		if got, want := c.Stats(), (lock.Stats{Acquired: 1 + waiters, Released: 1 + waiters, Contended: 1}); got.Acquired != want.Acquired || got.Released != want.Released {
+			t.Errorf("Stats = %+v, want Acquired and Released %d", got, 1+waiters)
+		}
+	})
+}
+
+func TestRelease_handoverStreakIsBounded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memory.New()
+		c, tc := openTransfer(t, store, nil)
+		ctx := context.Background()
+		opts := []lock.Option{lock.WithTTL(time.Hour), lock.WithRetry(lock.FixedDelay(time.Hour))}
+		prev := mustAcquire(t, c, "k", opts...)
+		const waiters = 12
+		locks := make(chan *lock.Lock, waiters)
+		for range waiters {
+			go func() {
+				l, err := c.Acquire(ctx, "k", opts...)
+				if err != nil {
+					t.Error(err)
+				}
+				locks <- l
+			}()
+			synctest.Wait()
+		}
+		// A handoff every 3ms: the run of handovers that starts with the
+		// first lock (acquired at 0) ends with the release that comes 20ms
+		// later or more, at 21ms, the 7th, which is a release; the next run
+		// starts with the 8th, from the 7th's lock, acquired at 21ms.
+		for range waiters {
+			time.Sleep(3 * time.Millisecond)
+			if err := prev.Release(ctx); err != nil {
+				t.Fatal(err)
+			}
+			prev = <-locks
+			synctest.Wait()
+		}
+		prev.Release(ctx)
+		if n := tc.transfers.Load(); n != waiters-1 {
+			t.Errorf("%d transfers for %d handoffs, want %d: one release after 20ms of handovers", n, waiters, waiters-1)
+		}
+		// A lock held longer than the window is released as usual.
+		long := mustAcquire(t, c, "k", opts...)
+		go func() {
+			l, err := c.Acquire(ctx, "k", opts...)
+			if err != nil {
+				t.Error(err)
+			}
+			locks <- l
+		}()
+		synctest.Wait()
+		time.Sleep(20 * time.Millisecond)
+		before := tc.transfers.Load()
+		long.Release(ctx)
+		(<-locks).Release(ctx)
+		if n := tc.transfers.Load() - before; n != 0 {
+			t.Errorf("a lock held for 20ms was handed over; want it released")
+		}
+	})
+}
+
+func TestRelease_handoverToCallThatGaveUp(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memory.New()
+		unblock := make(chan struct{})
+		c, _ := openTransfer(t, store, unblock)
+		ctx := context.Background()
+		opts := []lock.Option{lock.WithTTL(time.Hour), lock.WithRetry(lock.FixedDelay(time.Hour))}
+		holder := mustAcquire(t, c, "k", opts...)
+		wctx, cancel := context.WithCancel(ctx)
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			if _, err := c.Acquire(wctx, "k", opts...); !errors.Is(err, context.Canceled) {
+				t.Errorf("waiter: err = %v, want Canceled", err)
+			}
+		})
+		synctest.Wait()
+		released := make(chan error, 1)
+		go func() { released <- holder.Release(ctx) }()
+		synctest.Wait() // the transfer is under way, and blocked
+		cancel()
+		wg.Wait() // the waiter gave up during the transfer
+		close(unblock)
+		if err := <-released; err != nil {
+			t.Errorf("Release = %v", err)
+		}
+		// The key went to the waiter, which had gone: it was given back.
+		if _, ok, _ := inspect(t, store, "k"); ok {
+			t.Error("the key is held after the waiter gave up; want it given back")
+		}
+		if n := lock.Turns(c); n != 0 {
+			t.Errorf("%d turns left, want 0", n)
+		}
+	})
+}
+
+func TestRelease_expiredLockIsNotHandedOver(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memory.New()
+		c, tc := openTransfer(t, store, nil)
+		ctx := context.Background()
+		holder := mustAcquire(t, c, "k", lock.WithTTL(lock.MinTTL))
+		got := make(chan *lock.Lock, 1)
+		go func() {
+			l, err := c.Acquire(ctx, "k", lock.WithRetry(lock.FixedDelay(time.Hour)))
+			if err != nil {
+				t.Error(err)
+			}
+			got <- l
+		}()
+		synctest.Wait()
+		time.Sleep(15 * time.Millisecond) // the holder's lease ran out, within the handover window
+		start := time.Now()
+		if err := holder.Release(ctx); !errors.Is(err, lock.ErrNotHeld) {
+			t.Errorf("Release of an expired lock = %v, want ErrNotHeld", err)
+		}
+		l := <-got
+		if d := time.Since(start); d != 0 {
+			t.Errorf("the waiter acquired %v after the failed handover, want at once", d)
+		}
+		if n := tc.transfers.Load(); n != 1 {
+			t.Errorf("%d transfers, want 1 (refused)", n)
+		}
+		if err := l.Release(ctx); err != nil {
+			t.Error(err)
+		}
+	})
+}
+
+// inspect reports whether key is held in store.
+func inspect(t *testing.T, store *memory.Store, key string) (driver.Holder, bool, error) {
+	t.Helper()
+	dc, err := store.Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dc.(driver.Inspector).Inspect(context.Background(), key)
 }

@@ -53,6 +53,14 @@ var variants = map[string]struct {
 		harness: memoryHarness(func(in driver.Conn) driver.Conn { return staleTokens{base{in}} }),
 		caught:  []string{"Tokens_increase", "Contention_oneKey"},
 	},
+	"transfersAnyone": {
+		harness: memoryHarness(func(in driver.Conn) driver.Conn { return transfersAnyone{base{in}} }),
+		caught:  []string{"Driver_transfer"},
+	},
+	"transfersStaleTokens": {
+		harness: memoryHarness(func(in driver.Conn) driver.Conn { return transfersStaleTokens{base{in}} }),
+		caught:  []string{"Driver_transfer"},
+	},
 	"silentReleases": {
 		harness: memoryHarness(func(in driver.Conn) driver.Conn { return silentReleases{base{in}} }),
 		caught:  []string{"Acquire_waitsForRelease"},
@@ -289,6 +297,27 @@ func (b staleTokens) Acquire(ctx context.Context, key, value string, ttl time.Du
 	l, err := b.in.Acquire(ctx, key, value, ttl)
 	if err == nil {
 		l.Token = 1
+	}
+	return l, err
+}
+
+// transfersAnyone transfers the key from whoever holds it.
+type transfersAnyone struct{ base }
+
+func (b transfersAnyone) Transfer(ctx context.Context, key, value, next string, ttl time.Duration) (driver.Lease, error) {
+	if h := b.holder(ctx, key); h != "" {
+		value = h
+	}
+	return b.in.(driver.Transferer).Transfer(ctx, key, value, next, ttl)
+}
+
+// transfersStaleTokens keeps the token across a transfer.
+type transfersStaleTokens struct{ base }
+
+func (b transfersStaleTokens) Transfer(ctx context.Context, key, value, next string, ttl time.Duration) (driver.Lease, error) {
+	l, err := b.in.(driver.Transferer).Transfer(ctx, key, value, next, ttl)
+	if err == nil {
+		l.Token--
 	}
 	return l, err
 }

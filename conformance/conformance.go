@@ -116,6 +116,7 @@ func Run(t *testing.T, h Harness) {
 		{"Close", s.close},
 		{"Driver_ownership", s.driverOwnership},
 		{"Driver_noRevival", s.driverNoRevival},
+		{"Driver_transfer", s.driverTransfer},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -869,5 +870,54 @@ func (s *suite) driverNoRevival(t *testing.T) {
 	}
 	if _, err := c.Acquire(ctx, k, "next", s.h.TTL); err != nil {
 		t.Errorf("Acquire after a refused Extend of an expired lease = %v: it was revived", err)
+	}
+}
+
+func (s *suite) driverTransfer(t *testing.T) {
+	ctx := s.ctxFor(t)
+	c := s.conn(t)
+	tr, ok := c.(driver.Transferer)
+	if !ok {
+		t.Skip("the driver cannot transfer leases")
+	}
+	k := key(t, "")
+	first, err := c.Acquire(ctx, k, "holder", s.h.TTL)
+	if err != nil {
+		t.Fatalf("Acquire: %v", err)
+	}
+	if _, err := tr.Transfer(ctx, k, "other", "thief", s.h.TTL); !errors.Is(err, driver.ErrNotHeld) {
+		t.Errorf("Transfer by a value that does not hold the key = %v, want an error matching driver.ErrNotHeld", err)
+	}
+	if err := c.Release(ctx, k, "thief"); !errors.Is(err, driver.ErrNotHeld) {
+		t.Errorf("a refused Transfer gave the key away: Release by its target = %v, want driver.ErrNotHeld", err)
+	}
+	second, err := tr.Transfer(ctx, k, "holder", "next", s.h.TTL)
+	if err != nil {
+		t.Fatalf("Transfer by the holder: %v", err)
+	}
+	if s.h.Fencing && (!second.Fenced || second.Token <= first.Token) {
+		t.Errorf("token after Transfer = %+v, want greater than %+v", second, first)
+	}
+	if _, err := c.Acquire(ctx, k, "third", s.h.TTL); !errors.Is(err, driver.ErrHeld) {
+		t.Errorf("Acquire right after a Transfer = %v, want driver.ErrHeld: the key must never be free in between", err)
+	}
+	if err := c.Release(ctx, k, "holder"); !errors.Is(err, driver.ErrNotHeld) {
+		t.Errorf("Release by the former holder after a Transfer = %v, want driver.ErrNotHeld", err)
+	}
+	// The new lease expires on its own schedule, and then cannot be
+	// transferred.
+	time.Sleep(s.h.TTL * 2)
+	if _, err := tr.Transfer(ctx, k, "next", "late", time.Hour); !errors.Is(err, driver.ErrNotHeld) {
+		t.Errorf("Transfer of an expired lease = %v, want an error matching driver.ErrNotHeld", err)
+	}
+	third, err := c.Acquire(ctx, k, "fourth", s.h.TTL)
+	if err != nil {
+		t.Fatalf("Acquire after the transferred lease expired: %v", err)
+	}
+	if s.h.Fencing && third.Token <= second.Token {
+		t.Errorf("token after the transferred lease = %d, want greater than %d", third.Token, second.Token)
+	}
+	if err := c.Release(ctx, k, "fourth"); err != nil {
+		t.Errorf("Release: %v", err)
 	}
 }

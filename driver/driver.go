@@ -13,7 +13,7 @@
 // be safe for concurrent use.
 //
 // Optional capabilities are separate interfaces that a [Conn] may implement
-// ([Extender], [Waiter], [Pinger], [Inspector]); the core discovers them by type
+// ([Extender], [Waiter], [Transferer], [Pinger], [Inspector]); the core discovers them by type
 // assertion and documents what it does without them.
 //
 // Keys and values handed to a driver have been validated by the core: a key is
@@ -117,6 +117,22 @@ type Extender interface {
 	// changes nothing. An expired lease must never be revived, even if no
 	// one else took the key in the meantime.
 	Extend(ctx context.Context, key, value string, ttl time.Duration) error
+}
+
+// Transferer is implemented by a [Conn] that can pass a held lease straight
+// to a new acquisition in one step. The core uses it when a lock is released
+// while another call of the same client waits for the key: the key goes to
+// the waiting call without being released and taken again, which spares a
+// round trip per handoff. Without it, the lock is released and the waiting
+// call tries at once.
+type Transferer interface {
+	// Transfer makes next the holder of key for ttl from now, with a new
+	// lease (and, where the driver issues them, a fencing token greater than
+	// any before), if, and only if, value holds key; otherwise it returns an
+	// error matching ErrNotHeld and changes nothing. The key is never free
+	// in between, so the transfer is not announced as a release. An expired
+	// lease must never be transferred.
+	Transfer(ctx context.Context, key, value, next string, ttl time.Duration) (Lease, error)
 }
 
 // Waiter is implemented by a [Conn] whose backend can announce releases.

@@ -95,10 +95,11 @@ func (s *Store) Driver() driver.Driver { return Driver{} }
 type conn struct{ s *Store }
 
 var (
-	_ driver.Conn      = conn{}
-	_ driver.Extender  = conn{}
-	_ driver.Waiter    = conn{}
-	_ driver.Inspector = conn{}
+	_ driver.Conn       = conn{}
+	_ driver.Extender   = conn{}
+	_ driver.Waiter     = conn{}
+	_ driver.Inspector  = conn{}
+	_ driver.Transferer = conn{}
 )
 
 func (c conn) Acquire(ctx context.Context, key, value string, ttl time.Duration) (driver.Lease, error) {
@@ -150,6 +151,22 @@ func (c conn) Release(ctx context.Context, key, value string) error {
 		}
 	}
 	return nil
+}
+
+func (c conn) Transfer(ctx context.Context, key, value, next string, ttl time.Duration) (driver.Lease, error) {
+	if err := ctx.Err(); err != nil {
+		return driver.Lease{}, err
+	}
+	s := c.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.held(key, value)
+	if e == nil {
+		return driver.Lease{}, driver.ErrNotHeld
+	}
+	e.value, e.expires = next, time.Now().Add(ttl)
+	e.fence++
+	return driver.Lease{Token: e.fence, Fenced: true}, nil
 }
 
 func (c conn) Extend(ctx context.Context, key, value string, ttl time.Duration) error {

@@ -31,11 +31,12 @@ type conn struct {
 }
 
 var (
-	_ driver.Conn      = (*conn)(nil)
-	_ driver.Extender  = (*conn)(nil)
-	_ driver.Waiter    = (*conn)(nil)
-	_ driver.Pinger    = (*conn)(nil)
-	_ driver.Inspector = (*conn)(nil)
+	_ driver.Conn       = (*conn)(nil)
+	_ driver.Extender   = (*conn)(nil)
+	_ driver.Transferer = (*conn)(nil)
+	_ driver.Waiter     = (*conn)(nil)
+	_ driver.Pinger     = (*conn)(nil)
+	_ driver.Inspector  = (*conn)(nil)
 )
 
 func newConn(pool *pgxpool.Pool, owned bool, t *table) *conn {
@@ -82,6 +83,19 @@ func (c *conn) Extend(ctx context.Context, key, value string, ttl time.Duration)
 		return driver.ErrNotHeld
 	}
 	return nil
+}
+
+// Transfer gives key, held by value, to next, in one statement.
+func (c *conn) Transfer(ctx context.Context, key, value, next string, ttl time.Duration) (driver.Lease, error) {
+	var fence int64
+	err := c.pool.QueryRow(ctx, c.t.transfer, key, value, next, interval(ttl)).Scan(&fence)
+	switch {
+	case err == nil:
+		return driver.Lease{Token: uint64(fence), Fenced: true}, nil
+	case errors.Is(err, pgx.ErrNoRows):
+		return driver.Lease{}, driver.ErrNotHeld
+	}
+	return driver.Lease{}, wrap(err)
 }
 
 func (c *conn) Release(ctx context.Context, key, value string) error {

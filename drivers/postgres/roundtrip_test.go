@@ -162,6 +162,26 @@ func TestRoundTrips_oneStatementEach(t *testing.T) {
 	if len(queries) != 1 || prepares != 0 || writes != 1 {
 		t.Errorf("inspect sent %d statements (%q), prepared %d, and wrote %d times; want 1, 0, 1", len(queries), queries, prepares, writes)
 	}
+
+	// Transfer (a handover to a waiting call of the same client), through
+	// the driver.
+	tr := dc.(driver.Transferer)
+	if _, err := dc.Acquire(ctx, key, "v0", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Transfer(ctx, key, "v0", "v1", time.Minute); err != nil { // prepares
+		t.Fatal(err)
+	}
+	queries, prepares, writes = w.measure(func() { _, err = tr.Transfer(ctx, key, "v1", "v2", time.Minute) })
+	if err != nil {
+		t.Fatalf("Transfer: %v", err)
+	}
+	if len(queries) != 1 || prepares != 0 || writes != 1 {
+		t.Errorf("transfer sent %d statements (%q), prepared %d, and wrote %d times; want 1, 0, 1", len(queries), queries, prepares, writes)
+	}
+	if err := dc.Release(ctx, key, "v2"); err != nil {
+		t.Error(err)
+	}
 }
 
 func errString(err error) string {

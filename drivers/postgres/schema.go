@@ -29,8 +29,8 @@ type table struct {
 	name  string // as configured: "locks" or "schema.locks"; also the channel
 	ident string // the name quoted as an identifier
 
-	acquire, extend, release, inspect, watch string // one statement each
-	create, listen                           string
+	acquire, extend, release, transfer, inspect, watch string // one statement each
+	create, listen                                     string
 }
 
 // newTable validates name ("" means DefaultTable) and prepares the
@@ -87,6 +87,12 @@ WHERE key = $1 AND value = $2 AND expires_at > clock_timestamp()`
 	t.release = `UPDATE ` + t.ident + ` SET expires_at = clock_timestamp(),
 	watched = CASE WHEN watched THEN pg_notify(` + channel + `, key) IS NOT NULL ELSE false END
 WHERE key = $1 AND value = $2 AND expires_at > clock_timestamp()`
+
+	// Transfer gives a held lease to a new value, with the next fence,
+	// in one statement; the key is never free, so nothing is announced.
+	t.transfer = `UPDATE ` + t.ident + ` SET value = $3, fence = fence + 1, expires_at = clock_timestamp() + $4::interval
+WHERE key = $1 AND value = $2 AND expires_at > clock_timestamp()
+RETURNING fence`
 
 	// Watch marks the key as waited for, from now on, so that its releases
 	// are announced, adding a row that nobody holds for a key never
