@@ -157,6 +157,7 @@ type Client struct {
 
 	turnsMu sync.Mutex
 	turns   map[string]*turn // of keys with waiting Acquire calls
+	nturns  atomic.Int32     // len(turns), read without turnsMu on the paths of uncontended locks
 }
 
 // conn is a connected driver.Conn with its optional interfaces resolved, so
@@ -346,12 +347,9 @@ func (c *Client) acquire(ctx context.Context, key string, o *options, wait bool)
 		// rather than overtake them.
 		if t = c.queuedTurn(key); t != nil {
 			last = opError("acquire", key, ErrNotAcquired)
-			acquired, n, ok := awaitTurn(ctx, t, o, 1)
-			if !ok {
-				if ctx.Err() != nil {
-					return nil, gaveUp(ctx, key, last)
-				}
-				return nil, last
+			acquired, n, err := awaitTurn(ctx, key, t, o, 1, last)
+			if err != nil {
+				return nil, err
 			}
 			mine, attempt, pause = true, n, acquired
 		}
@@ -397,12 +395,9 @@ func (c *Client) acquire(ctx context.Context, key string, o *options, wait bool)
 			select {
 			case <-t.token: // nobody else waits: go on at once
 			default:
-				acquired, n, ok := awaitTurn(ctx, t, o, attempt)
-				if !ok {
-					if ctx.Err() != nil {
-						return nil, gaveUp(ctx, key, last)
-					}
-					return nil, last
+				acquired, n, err := awaitTurn(ctx, key, t, o, attempt, last)
+				if err != nil {
+					return nil, err
 				}
 				mine, attempt = true, n
 				// If the last holder of the turn took the key, wait for
@@ -474,16 +469,27 @@ func (c *Client) attempt(ctx context.Context, cn *conn, key string, o *options) 
 		c.log().DebugContext(ctx, "lock: acquire attempt failed", "key", key, "err", err)
 		return nil, opError("acquire", key, err)
 	}
-	until := start.Add(o.ttl - drift(o.ttl, o.drift))
-	if !time.Now().Before(until) {
+	l := c.grant(cn, key, value, lease, start, o)
+	if l == nil {
 		c.stats.failed.Add(1)
 		c.cleanup(ctx, cn, key, value)
 		return nil, opError("acquire", key, errTooLate)
 	}
 	c.stats.acquired.Add(1)
+	return l, nil
+}
+
+// grant returns the Lock of value's lease on key, granted by a request
+// sent at start, with the validity that o gives it, or nil if that
+// validity has run out already.
+func (c *Client) grant(cn *conn, key, value string, lease driver.Lease, start time.Time, o *options) *Lock {
+	until := start.Add(o.ttl - drift(o.ttl, o.drift))
+	if !time.Now().Before(until) {
+		return nil
+	}
 	l := &Lock{c: c, cn: cn, key: key, value: value, lease: lease, start: start, drift: o.drift}
 	l.until.Store(int64(until.Sub(start)))
-	return l, nil
+	return l
 }
 
 // cleanupTimeout bounds the release of a lock that a failed acquisition

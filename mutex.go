@@ -190,12 +190,18 @@ func (l *Lock) Release(ctx context.Context) error {
 		l.c.releasedKey(l.key)
 		return nil
 	case errors.Is(err, driver.ErrNotHeld):
-		l.lose(start)
-		l.done = true
 		l.c.releasedKey(l.key)
-		return opError("release", l.key, translate(err, driver.ErrNotHeld, ErrNotHeld))
+		return l.notHeld(start, err)
 	}
 	return opError("release", l.key, err)
+}
+
+// notHeld records that the backend, asked at start, said that the lock was
+// not held, and returns Release's error. l.mu must be held.
+func (l *Lock) notHeld(start time.Time, err error) error {
+	l.lose(start)
+	l.done = true
+	return opError("release", l.key, translate(err, driver.ErrNotHeld, ErrNotHeld))
 }
 
 // handOver releases the lock by transferring it to the call of the same
@@ -212,16 +218,11 @@ func (l *Lock) handOver(ctx context.Context, h *handover, start time.Time) error
 		l.done = true
 		l.endBy(start)
 		c.stats.released.Add(1)
-		until := start.Add(h.o.ttl - drift(h.o.ttl, h.o.drift))
-		if time.Now().Before(until) {
-			nl := &Lock{c: c, cn: l.cn, key: l.key, value: next, lease: lease, start: start, drift: h.o.drift}
-			nl.until.Store(int64(until.Sub(start)))
-			if c.deliver(h, nl) {
-				c.stats.acquired.Add(1)
-				return nil
-			}
-		} else {
+		if nl := c.grant(l.cn, l.key, next, lease, start, h.o); nl == nil {
 			c.stats.failed.Add(1)
+		} else if c.deliver(h, nl) {
+			c.stats.acquired.Add(1)
+			return nil
 		}
 		// Too late to count for the waiting call, or it stopped waiting:
 		// give the key back.
@@ -229,10 +230,8 @@ func (l *Lock) handOver(ctx context.Context, h *handover, start time.Time) error
 		c.deliver(h, nil)
 		return nil
 	case errors.Is(err, driver.ErrNotHeld):
-		l.lose(start)
-		l.done = true
 		c.deliver(h, nil)
-		return opError("release", l.key, translate(err, driver.ErrNotHeld, ErrNotHeld))
+		return l.notHeld(start, err)
 	}
 	// The transfer may have happened or not: make sure next holds nothing.
 	c.cleanup(ctx, l.cn, l.key, next)

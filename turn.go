@@ -104,6 +104,9 @@ func (c *Client) abandon(h *handover) bool {
 // none, or if the run of handovers on key (which began when its first lock
 // was acquired) began handoverWindow ago or more.
 func (c *Client) claimHandover(key string, since time.Time) *handover {
+	if c.nturns.Load() == 0 {
+		return nil
+	}
 	c.turnsMu.Lock()
 	defer c.turnsMu.Unlock()
 	t := c.turns[key]
@@ -190,6 +193,7 @@ func (c *Client) joinTurn(key string) *turn {
 		t = &turn{token: make(chan bool, 1), released: make(chan struct{}, 1)}
 		t.token <- false
 		c.turns[key] = t
+		c.nturns.Add(1)
 	}
 	t.refs++
 	return t
@@ -198,6 +202,9 @@ func (c *Client) joinTurn(key string) *turn {
 // queuedTurn joins the turn of key if other calls are waiting for it, and
 // returns nil if none are.
 func (c *Client) queuedTurn(key string) *turn {
+	if c.nturns.Load() == 0 {
+		return nil // nobody waits for any key: spare the lock
+	}
 	c.turnsMu.Lock()
 	defer c.turnsMu.Unlock()
 	t := c.turns[key]
@@ -213,12 +220,16 @@ func (c *Client) leaveTurn(key string, t *turn) {
 	defer c.turnsMu.Unlock()
 	if t.refs--; t.refs == 0 {
 		delete(c.turns, key)
+		c.nturns.Add(-1)
 	}
 }
 
 // releasedKey tells the waiters of this client, if any, that a lock on key
 // was released.
 func (c *Client) releasedKey(key string) {
+	if c.nturns.Load() == 0 {
+		return
+	}
 	c.turnsMu.Lock()
 	t := c.turns[key]
 	if t != nil {
@@ -237,21 +248,22 @@ func (c *Client) releasedKey(key string) {
 // strategy would have given up by then (counting the attempts the turn's
 // holder makes meanwhile as this caller's own). It returns the turn's
 // value (whether the last holder acquired the key) and the number of
-// attempts counted, or false if it gave up.
-func awaitTurn(ctx context.Context, t *turn, o *options, attempt int) (acquired bool, attempts int, ok bool) {
+// attempts counted, or, if it gave up, Acquire's error, built on last (the
+// cause of the caller's last attempt).
+func awaitTurn(ctx context.Context, key string, t *turn, o *options, attempt int, last error) (acquired bool, attempts int, err error) {
 	for {
 		delay, again := o.retry.Delay(attempt)
 		if !again {
-			return false, attempt, false
+			return false, attempt, last
 		}
 		timer := time.NewTimer(max(delay, 0))
 		select {
 		case v := <-t.token:
 			timer.Stop()
-			return v, attempt, true
+			return v, attempt, nil
 		case <-ctx.Done():
 			timer.Stop()
-			return false, attempt, false
+			return false, attempt, gaveUp(ctx, key, last)
 		case <-timer.C:
 			attempt++
 		}

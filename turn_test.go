@@ -45,6 +45,33 @@ func openCounting(t *testing.T, store *memory.Store) (*lock.Client, *countingCon
 	return c, cc
 }
 
+// acquired is what a waiter started by startWaiters got: its number, in
+// the order started, and its lock (nil if Acquire failed, which the test
+// is told of).
+type acquired struct {
+	i int
+	l *lock.Lock
+}
+
+// startWaiters starts n calls of c.Acquire(key), one after another, each
+// once the previous one waits, so that they queue in that order. Each
+// reports on the channel returned when its Acquire returns.
+func startWaiters(t *testing.T, c *lock.Client, key string, n int, opts ...lock.Option) <-chan acquired {
+	t.Helper()
+	got := make(chan acquired, n)
+	for i := range n {
+		go func() {
+			l, err := c.Acquire(context.Background(), key, opts...)
+			if err != nil {
+				t.Error(err)
+			}
+			got <- acquired{i, l}
+		}()
+		synctest.Wait()
+	}
+	return got
+}
+
 func TestAcquire_waitersOfOneClientTakeTurns(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store := memory.New()
@@ -53,20 +80,7 @@ func TestAcquire_waitersOfOneClientTakeTurns(t *testing.T) {
 		holder := mustAcquire(t, c, "k", lock.WithTTL(time.Hour))
 
 		const waiters = 5
-		got := make(chan int, waiters)
-		locks := make(chan *lock.Lock, waiters)
-		for i := range waiters {
-			go func() {
-				l, err := c.Acquire(ctx, "k", lock.WithTTL(time.Hour), lock.WithRetry(lock.FixedDelay(time.Hour)))
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				got <- i
-				locks <- l
-			}()
-			synctest.Wait() // so that they queue in order
-		}
+		got := startWaiters(t, c, "k", waiters, lock.WithTTL(time.Hour), lock.WithRetry(lock.FixedDelay(time.Hour)))
 		// The first waiter tried, subscribed and tried again; the others
 		// queued behind it without trying.
 		if n := cc.attempts.Load(); n != 3 {
@@ -78,12 +92,15 @@ func TestAcquire_waitersOfOneClientTakeTurns(t *testing.T) {
 			t.Fatal(err)
 		}
 		for want := range waiters {
-			if i := <-got; i != want {
-				t.Errorf("waiter %d acquired as number %d; want arrival order", i, want)
+			a := <-got
+			if a.l == nil {
+				t.FailNow()
 			}
-			l := <-locks
+			if a.i != want {
+				t.Errorf("waiter %d acquired as number %d; want arrival order", a.i, want)
+			}
 			synctest.Wait()
-			if err := l.Release(ctx); err != nil {
+			if err := a.l.Release(ctx); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -260,17 +277,7 @@ func TestRelease_handsOverToWaitingCall(t *testing.T) {
 		first, _ := holder.Token()
 
 		const waiters = 3
-		locks := make(chan *lock.Lock, waiters)
-		for range waiters {
-			go func() {
-				l, err := c.Acquire(ctx, "k", opts...)
-				if err != nil {
-					t.Error(err)
-				}
-				locks <- l
-			}()
-			synctest.Wait()
-		}
+		got := startWaiters(t, c, "k", waiters, opts...)
 		before := tc.attempts.Load()
 		prev := holder
 		for i := range waiters {
@@ -278,7 +285,7 @@ func TestRelease_handsOverToWaitingCall(t *testing.T) {
 			if err := prev.Release(ctx); err != nil {
 				t.Fatal(err)
 			}
-			l := <-locks
+			l := (<-got).l
 			if l == nil {
 				t.FailNow()
 			}
@@ -320,17 +327,7 @@ func TestRelease_handoverStreakIsBounded(t *testing.T) {
 		opts := []lock.Option{lock.WithTTL(time.Hour), lock.WithRetry(lock.FixedDelay(time.Hour))}
 		prev := mustAcquire(t, c, "k", opts...)
 		const waiters = 12
-		locks := make(chan *lock.Lock, waiters)
-		for range waiters {
-			go func() {
-				l, err := c.Acquire(ctx, "k", opts...)
-				if err != nil {
-					t.Error(err)
-				}
-				locks <- l
-			}()
-			synctest.Wait()
-		}
+		got := startWaiters(t, c, "k", waiters, opts...)
 		// A handoff every 3ms: the run of handovers that starts with the
 		// first lock (acquired at 0) ends with the release that comes 20ms
 		// later or more, at 21ms, the 7th, which is a release; the next run
@@ -340,7 +337,9 @@ func TestRelease_handoverStreakIsBounded(t *testing.T) {
 			if err := prev.Release(ctx); err != nil {
 				t.Fatal(err)
 			}
-			prev = <-locks
+			if prev = (<-got).l; prev == nil {
+				t.FailNow()
+			}
 			synctest.Wait()
 		}
 		prev.Release(ctx)
@@ -349,18 +348,13 @@ func TestRelease_handoverStreakIsBounded(t *testing.T) {
 		}
 		// A lock held longer than the window is released as usual.
 		long := mustAcquire(t, c, "k", opts...)
-		go func() {
-			l, err := c.Acquire(ctx, "k", opts...)
-			if err != nil {
-				t.Error(err)
-			}
-			locks <- l
-		}()
-		synctest.Wait()
+		got = startWaiters(t, c, "k", 1, opts...)
 		time.Sleep(20 * time.Millisecond)
 		before := tc.transfers.Load()
 		long.Release(ctx)
-		(<-locks).Release(ctx)
+		if l := (<-got).l; l != nil {
+			l.Release(ctx)
+		}
 		if n := tc.transfers.Load() - before; n != 0 {
 			t.Errorf("a lock held for 20ms was handed over; want it released")
 		}
@@ -408,21 +402,16 @@ func TestRelease_expiredLockIsNotHandedOver(t *testing.T) {
 		c, tc := openTransfer(t, store, nil)
 		ctx := context.Background()
 		holder := mustAcquire(t, c, "k", lock.WithTTL(lock.MinTTL))
-		got := make(chan *lock.Lock, 1)
-		go func() {
-			l, err := c.Acquire(ctx, "k", lock.WithRetry(lock.FixedDelay(time.Hour)))
-			if err != nil {
-				t.Error(err)
-			}
-			got <- l
-		}()
-		synctest.Wait()
+		got := startWaiters(t, c, "k", 1, lock.WithRetry(lock.FixedDelay(time.Hour)))
 		time.Sleep(15 * time.Millisecond) // the holder's lease ran out, within the handover window
 		start := time.Now()
 		if err := holder.Release(ctx); !errors.Is(err, lock.ErrNotHeld) {
 			t.Errorf("Release of an expired lock = %v, want ErrNotHeld", err)
 		}
-		l := <-got
+		l := (<-got).l
+		if l == nil {
+			t.FailNow()
+		}
 		if d := time.Since(start); d != 0 {
 			t.Errorf("the waiter acquired %v after the failed handover, want at once", d)
 		}
