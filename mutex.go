@@ -218,7 +218,7 @@ func (l *Lock) handOver(ctx context.Context, h *handover, start time.Time) error
 		l.done = true
 		l.endBy(start)
 		c.stats.released.Add(1)
-		if nl := c.grant(l.cn, l.key, next, lease, start, h.o); nl == nil {
+		if nl := c.grant(l.cn, l.key, next, lease, start, &h.o); nl == nil {
 			c.stats.failed.Add(1)
 		} else if c.deliver(h, nl) {
 			c.stats.acquired.Add(1)

@@ -47,7 +47,7 @@ const handoverWindow = 20 * time.Millisecond
 // A handover is the offer of a waiting call to take over the lock that
 // holds its key when that lock is released.
 type handover struct {
-	o      *options
+	o      options       // the waiting call's (a copy, so that its own stays on its stack)
 	state  handoverState // guarded by Client.turnsMu
 	result chan *Lock    // the lock handed over, or nil if the handover failed
 }
@@ -65,7 +65,7 @@ const (
 // offer makes the caller, which holds t, the taker of the next handover
 // of t's key.
 func (c *Client) offer(t *turn, o *options) *handover {
-	h := &handover{o: o, result: make(chan *Lock, 1)}
+	h := &handover{o: *o, result: make(chan *Lock, 1)}
 	c.turnsMu.Lock()
 	t.parked = h
 	c.turnsMu.Unlock()
