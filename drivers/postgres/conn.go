@@ -27,6 +27,9 @@ type conn struct {
 	mu      sync.Mutex
 	watched map[string]time.Time // keys this connection marked as waited for, and when
 
+	heldMu sync.Mutex
+	held   map[string]struct{} // keys whose last attempt here was refused
+
 	closeOnce sync.Once
 }
 
@@ -45,6 +48,7 @@ func newConn(pool *pgxpool.Pool, owned bool, t *table) *conn {
 		owned:   owned,
 		t:       t,
 		watched: make(map[string]time.Time),
+		held:    make(map[string]struct{}),
 	}
 	c.ln = newListener(t.name, c.listenConn)
 	return c
@@ -61,14 +65,40 @@ func interval(ttl time.Duration) pgtype.Interval {
 // wrap marks err as the backend's.
 func wrap(err error) error { return fmt.Errorf("postgres: %w", err) }
 
-// Acquire makes one attempt to acquire key, in one statement.
+// heldKeys bounds how many keys a connection remembers having found held;
+// forgetting one only costs its next refusal a row lock.
+const heldKeys = 4096
+
+// Acquire makes one attempt to acquire key, in one statement: the plain
+// one, or, if the key's last attempt here found it held, the guarded one,
+// which turns a refusal away without writing (see newTable).
 func (c *conn) Acquire(ctx context.Context, key, value string, ttl time.Duration) (driver.Lease, error) {
+	c.heldMu.Lock()
+	_, wasHeld := c.held[key]
+	c.heldMu.Unlock()
+	q := c.t.acquire
+	if wasHeld {
+		q = c.t.acquireGuarded
+	}
 	var fence int64
-	err := c.pool.QueryRow(ctx, c.t.acquire, key, value, interval(ttl)).Scan(&fence)
+	err := c.pool.QueryRow(ctx, q, key, value, interval(ttl)).Scan(&fence)
 	switch {
 	case err == nil:
+		if wasHeld {
+			c.heldMu.Lock()
+			delete(c.held, key)
+			c.heldMu.Unlock()
+		}
 		return driver.Lease{Token: uint64(fence), Fenced: true}, nil
 	case errors.Is(err, pgx.ErrNoRows):
+		if !wasHeld {
+			c.heldMu.Lock()
+			if len(c.held) >= heldKeys {
+				clear(c.held)
+			}
+			c.held[key] = struct{}{}
+			c.heldMu.Unlock()
+		}
 		return driver.Lease{}, driver.ErrHeld
 	}
 	return driver.Lease{}, wrap(err)

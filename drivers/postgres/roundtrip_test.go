@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -121,17 +122,20 @@ func TestRoundTrips_oneStatementEach(t *testing.T) {
 		{"extend", func() error { return l.Extend(ctx, time.Minute) }},
 		{"release", func() error { return l.Release(ctx) }},
 	}
-	// The first round connects and prepares the statements: the counters
+	// The first two rounds connect and prepare the statements (the second
+	// acquisition, following a refusal, is the guarded one): the counters
 	// must see that, or they prove nothing.
 	_, prepared, _ := w.measure(func() {
-		for _, s := range steps {
-			if err := s.op(); err != nil {
-				t.Fatalf("warm-up %s: %v", s.name, err)
+		for range 2 {
+			for _, s := range steps {
+				if err := s.op(); err != nil {
+					t.Fatalf("warm-up %s: %v", s.name, err)
+				}
 			}
 		}
 	})
-	if prepared < 3 {
-		t.Fatalf("the warm-up prepared %d statements; want at least 3 (is the tracer installed?)", prepared)
+	if prepared < 4 {
+		t.Fatalf("the warm-up prepared %d statements; want at least 4 (is the tracer installed?)", prepared)
 	}
 	for round := 0; round < 3; round++ {
 		for _, s := range steps {
@@ -189,4 +193,89 @@ func errString(err error) string {
 		return "<nil>"
 	}
 	return err.Error()
+}
+
+// TestAcquire_guardedAfterRefusal shows how a connection picks its acquire
+// statement: the plain one, which locks the row even when it refuses, for
+// a key it has not found held; the guarded one, which turns a refusal away
+// without writing, for a key whose last attempt it refused, until an
+// attempt succeeds.
+func TestAcquire_guardedAfterRefusal(t *testing.T) {
+	dsn := server(t)
+	table := freshTable(t, dsn)
+	holder := open(t, withParams(dsn, "distlock_table", table))
+	var w wire
+	connector, err := postgres.New(tracedPool(t, dsn, &w), postgres.Config{Table: table})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := lock.OpenConnector(connector)
+	defer c.Close()
+	db := admin(t, dsn)
+	ctx := ctxFor(t, 30*time.Second)
+	const key = "guarded"
+
+	// xmax is the ID of the last transaction to lock or update the row: a
+	// refusal that locked the row changes it.
+	xmax := func() string {
+		t.Helper()
+		var x string
+		if err := db.QueryRow(ctx, "SELECT xmax::text FROM "+pgx.Identifier{table}.Sanitize()+" WHERE key = $1", key).Scan(&x); err != nil {
+			t.Fatal(err)
+		}
+		return x
+	}
+	// attempt makes one TryAcquire, checks its outcome, and reports whether
+	// its statement was the guarded one.
+	attempt := func(wantHeld bool) (guarded bool, l *lock.Lock) {
+		t.Helper()
+		var err error
+		queries, _, _ := w.measure(func() { l, err = c.TryAcquire(ctx, key) })
+		if held := errors.Is(err, lock.ErrNotAcquired); held != wantHeld || (!held && err != nil) {
+			t.Fatalf("TryAcquire: %v; want held=%v", err, wantHeld)
+		}
+		if len(queries) == 0 {
+			t.Fatal("TryAcquire sent no statement (is the tracer installed?)")
+		}
+		// The first call also connects and looks for the table.
+		return strings.Contains(queries[len(queries)-1], "NOT EXISTS"), l
+	}
+
+	hl, err := holder.TryAcquire(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := xmax()
+	if guarded, _ := attempt(true); guarded {
+		t.Error("the first attempt on a key was guarded; want the plain statement")
+	}
+	locked := xmax()
+	if locked == before {
+		t.Errorf("a plain refusal left xmax at %s: the test cannot tell a guarded refusal from it", before)
+	}
+	for range 3 {
+		if guarded, _ := attempt(true); !guarded {
+			t.Error("an attempt after a refusal was not guarded")
+		}
+	}
+	if x := xmax(); x != locked {
+		t.Errorf("guarded refusals changed the row's xmax from %s to %s: they locked it", locked, x)
+	}
+	if err := hl.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	guarded, l := attempt(false)
+	if !guarded {
+		t.Error("the attempt after a refusal that took the key was not guarded")
+	}
+	if err := l.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	guarded, l = attempt(false)
+	if guarded {
+		t.Error("an attempt after a success was guarded; want the plain statement")
+	}
+	if err := l.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -29,8 +29,8 @@ type table struct {
 	name  string // as configured: "locks" or "schema.locks"; also the channel
 	ident string // the name quoted as an identifier
 
-	acquire, extend, release, transfer, inspect, watch string // one statement each
-	create, listen                                     string
+	acquire, acquireGuarded, extend, release, transfer, inspect, watch string // one statement each
+	create, listen                                                     string
 }
 
 // newTable validates name ("" means DefaultTable) and prepares the
@@ -56,14 +56,25 @@ func newTable(name string) (*table, error) {
 
 	// Acquire grants the key if nobody holds it, bumping the key's fencing
 	// counter in the same statement, under the row lock that ON CONFLICT
-	// takes, so tokens come out in the order of grants. The NOT EXISTS
-	// guard reads the row without locking it: an attempt on a held key
-	// (the common case under contention) then writes nothing, neither a row
-	// lock nor WAL. Whether a lease has ended is judged by the server's
-	// clock when the row is examined (clock_timestamp(), not the
-	// statement's start, now(), which is stale for a statement that waited
-	// for the row lock).
+	// takes, so tokens come out in the order of grants. Whether a lease has
+	// ended is judged by the server's clock when the row is examined
+	// (clock_timestamp(), not the statement's start, now(), which is stale
+	// for a statement that waited for the row lock). ON CONFLICT locks the
+	// row before it looks at the lease, so an attempt on a held key writes
+	// a row lock, and with it a transaction ID and WAL.
 	t.acquire = `INSERT INTO ` + t.ident + ` AS l (key, value, fence, expires_at)
+VALUES ($1::text, $2::text, 1, clock_timestamp() + $3::interval)
+ON CONFLICT (key) DO UPDATE
+SET value = excluded.value, fence = l.fence + 1, expires_at = clock_timestamp() + $3::interval
+WHERE l.expires_at <= clock_timestamp()
+RETURNING fence`
+
+	// AcquireGuarded is acquire behind a NOT EXISTS guard that reads the
+	// row without locking it: an attempt on a held key then writes nothing,
+	// neither a row lock nor WAL, but every attempt pays for a second look
+	// at the row. The driver uses it for keys it last found held, where
+	// refusals are likely: waiters' retries, and pollers.
+	t.acquireGuarded = `INSERT INTO ` + t.ident + ` AS l (key, value, fence, expires_at)
 SELECT $1::text, $2::text, 1, clock_timestamp() + $3::interval
 WHERE NOT EXISTS (SELECT 1 FROM ` + t.ident + ` WHERE key = $1::text AND expires_at > clock_timestamp())
 ON CONFLICT (key) DO UPDATE
