@@ -270,7 +270,9 @@ func BenchmarkAcquireRelease_parallel(b *testing.B) {
 }
 
 // handoff runs goroutines that take turns on one resource b.N times in all,
-// each holding it for hold, and reports the rates and the wait.
+// each holding it for hold, and reports the rates, the wait, and the gap of
+// a handoff: from the moment a holder starts to release to the moment
+// another goroutine has the resource.
 func handoff(b *testing.B, goroutines int, hold time.Duration, take func(ctx context.Context, g int) (release func() error, err error)) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -279,6 +281,8 @@ func handoff(b *testing.B, goroutines int, hold time.Duration, take func(ctx con
 		last     atomic.Int64
 		handoffs atomic.Int64
 		wait     latencies
+		gap      latencies
+		released atomic.Int64 // when the last release began, in ns since start
 		maxWait  atomic.Int64
 		wg       sync.WaitGroup
 	)
@@ -302,8 +306,12 @@ func handoff(b *testing.B, goroutines int, hold time.Duration, take func(ctx con
 				}
 				if last.Swap(int64(g)) != int64(g) {
 					handoffs.Add(1)
+					if r := released.Load(); r > 0 {
+						gap.add(time.Since(start) - time.Duration(r))
+					}
 				}
 				time.Sleep(hold)
+				released.Store(int64(time.Since(start)))
 				if err := release(); err != nil {
 					b.Error(err)
 					return
@@ -318,6 +326,7 @@ func handoff(b *testing.B, goroutines int, hold time.Duration, take func(ctx con
 	b.ReportMetric(float64(handoffs.Load())/elapsed.Seconds(), "handoffs/s")
 	wait.report(b, "wait-")
 	b.ReportMetric(float64(maxWait.Load())/1e6, "wait-max-ms")
+	gap.report(b, "gap-")
 }
 
 func BenchmarkHandoff(b *testing.B) {
