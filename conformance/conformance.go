@@ -405,15 +405,21 @@ func (s *suite) acquireWaits(t *testing.T) {
 		poll = lock.FixedDelay(time.Minute)
 	}
 	released := make(chan time.Time, 1)
+	releaseErr := make(chan error, 1)
 	go func() {
 		time.Sleep(hold)
 		released <- time.Now()
-		l.Release(ctx)
+		releaseErr <- l.Release(ctx)
 	}()
 	l2, err := b.Acquire(ctx, k, lock.WithRetry(poll))
 	got := time.Now()
 	if err != nil {
-		t.Fatalf("Acquire while another holder releases after %v: %v", hold, err)
+		rerr := errors.New("not returned yet")
+		select {
+		case rerr = <-releaseErr:
+		default:
+		}
+		t.Fatalf("Acquire while another holder releases after %v: %v (the holder's Release: %v)", hold, err, rerr)
 	}
 	defer l2.Release(ctx)
 	rel := <-released

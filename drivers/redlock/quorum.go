@@ -56,7 +56,7 @@ type round struct {
 	// What the askFuncs need.
 	args   []any   // the command, or the script call, sent to every node
 	script *Script // the script of args, if it is one
-	prior  *round  // a release's straggling acquisition, or the acquisition a fence follows
+	prior  *round  // a release's straggling acquisition, the acquisition a fence follows, or an acquisition's failed predecessor being undone
 
 	// For acquisitions: whether to undo a failure, with what, which
 	// nodes' requests have ended, and a channel closed when all have, so
@@ -65,6 +65,7 @@ type round struct {
 	lk, value string
 	ended     atomic.Uint64
 	allEnded  chan struct{}
+	undone    []chan struct{} // for a failure: closed, by node, once the node's undo is done (or needed none)
 
 	got     int // replies tallied
 	yes, no int
@@ -134,6 +135,9 @@ func (rd *round) async(i int) {
 		if rd.failing.Load() && (rep.yes || rep.err != nil) {
 			rd.undoOn(i)
 		}
+		if rd.undone != nil {
+			close(rd.undone[i])
+		}
 	}
 	if rd.running.Add(-1) == 0 {
 		rd.cancel()
@@ -157,6 +161,15 @@ func (rd *round) waitEnded(ctx context.Context, i int) {
 	}
 	select {
 	case <-rd.allEnded:
+	case <-ctx.Done():
+	}
+}
+
+// waitUndone waits until the failed round is undone on node i (or needed
+// no undoing there), or ctx is done.
+func (rd *round) waitUndone(ctx context.Context, i int) {
+	select {
+	case <-rd.undone[i]:
 	case <-ctx.Done():
 	}
 }

@@ -20,7 +20,9 @@
 //   - A failed attempt is undone on every node that set the key or did not
 //     answer, each only once its own SET has answered or timed out (so the
 //     release never overtakes the SET on that node), under a timeout of its
-//     own rather than the caller's context.
+//     own rather than the caller's context. The client's next attempt on
+//     the key waits, node by node, for that undoing: a retry that overtook
+//     it would find the key held by its own failed attempt.
 //   - Release is compare-and-delete and extension compare-and-PEXPIRE, by
 //     Lua script, on all nodes; they count only with a quorum. A key that
 //     expired is gone, so an expired lease is never revived.
@@ -40,8 +42,12 @@
 // of every node it deletes the key on. Waiters subscribe to that channel on
 // every node, over one publish/subscribe connection per node and client,
 // and wake once per release, at its first announcement (the value tells
-// the other nodes' announcements of the same release apart); package lock
-// polls as a safety net, since an expiry is not announced. A subscription
+// the other nodes' announcements of the same release apart). When an
+// attempt of their client finds the key held, they wake again at the next
+// announcement, or at once if announcements came in during the attempt:
+// woken by the first node to release the key, the attempt may have reached
+// other nodes before the release did. Package lock polls as a safety net,
+// since an expiry is not announced. A subscription
 // counts once a quorum of nodes confirmed it: every release that frees the
 // key reaches a quorum, and two quorums share a node. A pub/sub connection
 // that fails is reopened, and its waiters are woken, since a release may
@@ -86,6 +92,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/distlock/lock/driver"
@@ -143,6 +150,8 @@ type Redlock struct {
 
 	mu       sync.Mutex
 	inflight map[string]*round // acquisitions granted while some of their requests were still out, by value
+	undoing  map[string]*round // failed acquisitions not yet undone on every node, by lock key
+	nundoing atomic.Int32      // len(undoing), read without mu
 }
 
 var (
@@ -181,7 +190,7 @@ func New(nodes []Node, opts ...Option) (*Redlock, error) {
 		}
 		seen[name] = true
 	}
-	r := &Redlock{nodes: nodes, cfg: cfg, inflight: make(map[string]*round)}
+	r := &Redlock{nodes: nodes, cfg: cfg, inflight: make(map[string]*round), undoing: make(map[string]*round)}
 	r.subs = newSubscriptions(r)
 	r.workers = newWorkers()
 	return r, nil
@@ -207,6 +216,8 @@ func (r *Redlock) Acquire(ctx context.Context, key, value string, ttl time.Durat
 		rd = r.newRound(ctx, askSet, []any{"SET", lk, value, "PX", ms, "NX"})
 	}
 	rd.undo, rd.lk, rd.value = true, lk, value
+	rd.prior = r.beingUndone(lk)
+	ch, heard, watched := r.subs.announcements(key)
 	rd.start()
 	var lease driver.Lease
 	var err error
@@ -217,18 +228,27 @@ func (r *Redlock) Acquire(ctx context.Context, key, value string, ttl time.Durat
 		}
 	case refused:
 		err = driver.ErrHeld
+		if watched {
+			r.subs.rewake(ch, heard)
+		}
 	default:
 		err = rd.err("acquire")
 	}
 	if err == nil {
 		r.track(rd)
+	} else {
+		r.trackUndo(rd)
 	}
 	rd.finish(err != nil)
 	return lease, err
 }
 
-// askSet asks for a plain SET NX.
-func askSet(rd *round, ctx context.Context, _ int, n Node) (bool, int64, error) {
+// askSet asks for a plain SET NX, after the undoing of this client's
+// last failed attempt on the node, if any.
+func askSet(rd *round, ctx context.Context, i int, n Node) (bool, int64, error) {
+	if rd.prior != nil {
+		rd.prior.waitUndone(ctx, i)
+	}
 	reply, err := n.Do(ctx, rd.args)
 	switch {
 	case err != nil:
@@ -241,8 +261,13 @@ func askSet(rd *round, ctx context.Context, _ int, n Node) (bool, int64, error) 
 	return true, 0, nil
 }
 
-// askFencedAcquire asks for a SET NX that also reads the fencing counter.
-func askFencedAcquire(rd *round, ctx context.Context, _ int, n Node) (bool, int64, error) {
+// askFencedAcquire asks for a SET NX that also reads the fencing counter,
+// after the undoing of this client's last failed attempt on the node, if
+// any.
+func askFencedAcquire(rd *round, ctx context.Context, i int, n Node) (bool, int64, error) {
+	if rd.prior != nil {
+		rd.prior.waitUndone(ctx, i)
+	}
 	v, err := run(ctx, n, rd.script, rd.args)
 	return err == nil && v >= 0, v, err
 }
@@ -296,6 +321,44 @@ func (r *Redlock) untrack(rd *round) {
 	if r.inflight[rd.value] == rd {
 		delete(r.inflight, rd.value)
 	}
+	if r.undoing[rd.lk] == rd {
+		delete(r.undoing, rd.lk)
+		r.nundoing.Add(-1)
+	}
+}
+
+// trackUndo remembers a failed acquisition until it is undone on every
+// node, so that the next attempt on its key sends its request to a node
+// only once the failed one is undone there: sent at once, the request
+// could reach the node first, and find the key held by our own failed
+// attempt. (A retry woken by a release comes right after a failure.)
+// The round's undone channels are made here, before the round can be
+// found, and before finish lets its node goroutines close them.
+func (r *Redlock) trackUndo(rd *round) {
+	if rd.sync {
+		return // one node: the attempt failed there, so there is no quorum to spoil
+	}
+	rd.undone = make([]chan struct{}, rd.n)
+	for i := range rd.undone {
+		rd.undone[i] = make(chan struct{})
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.undoing[rd.lk]; !ok {
+		r.nundoing.Add(1)
+	}
+	r.undoing[rd.lk] = rd
+}
+
+// beingUndone returns the last failed acquisition of lk if it is not yet
+// undone on every node.
+func (r *Redlock) beingUndone(lk string) *round {
+	if r.nundoing.Load() == 0 {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.undoing[lk]
 }
 
 // straggling returns the acquisition of value if some of its requests are

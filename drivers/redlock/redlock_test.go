@@ -24,9 +24,12 @@ type fakeNode struct {
 
 	mu    sync.Mutex
 	keys  map[string]string
+	subs  []*fakeSub
 	log   []string      // commands in the order they took effect
 	delay time.Duration // before each command takes effect
 	hang  bool          // never answer (until ctx ends)
+
+	undoDelay time.Duration // before an undo takes effect
 }
 
 func newFake(name string) *fakeNode { return &fakeNode{name: name, keys: make(map[string]string)} }
@@ -52,6 +55,12 @@ func (f *fakeNode) Do(ctx context.Context, args []any) (any, error) {
 		time.Sleep(delay) // like a server that is slow but answers: ignores ctx
 	}
 	f.mu.Lock()
+	undoDelay := f.undoDelay
+	f.mu.Unlock()
+	if len(args) > 1 && args[1] == undoScript.SHA && undoDelay > 0 {
+		time.Sleep(undoDelay)
+	}
+	f.mu.Lock()
 	defer f.mu.Unlock()
 	name := args[0].(string)
 	switch name {
@@ -73,6 +82,9 @@ func (f *fakeNode) Do(ctx context.Context, args []any) (any, error) {
 			f.log = append(f.log, "RELEASE "+v)
 			if f.keys[k] == v {
 				delete(f.keys, k)
+				if sha == releaseScript.SHA {
+					f.publish(args[5].(string), v)
+				}
 				return int64(1), nil
 			}
 			return int64(0), nil
@@ -87,8 +99,102 @@ func (f *fakeNode) Do(ctx context.Context, args []any) (any, error) {
 	return nil, fmt.Errorf("ERR unknown command %v", args)
 }
 
+// Subscribe opens a publish/subscribe connection to the node, which hears
+// what the release script (and publish) announce.
 func (f *fakeNode) Subscribe(context.Context) (Subscriber, error) {
-	return nil, errors.New("no pub/sub here")
+	sub := &fakeSub{node: f, chans: make(map[string]bool), events: make(chan Event, 64), closed: make(chan struct{})}
+	f.mu.Lock()
+	f.subs = append(f.subs, sub)
+	f.mu.Unlock()
+	return sub, nil
+}
+
+// publish sends payload on channel to the node's subscribers. f.mu must
+// be held.
+func (f *fakeNode) publish(channel, payload string) {
+	for _, sub := range f.subs {
+		sub.deliver(channel, Event{Kind: Message, Channel: channel, Payload: payload})
+	}
+}
+
+// releaseAnnounced deletes k if it holds v and announces it on channel, as
+// the release script would.
+func (f *fakeNode) releaseAnnounced(k, v, channel string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.keys[k] == v {
+		delete(f.keys, k)
+		f.publish(channel, v)
+	}
+}
+
+// subscribed reports whether a subscriber of the node listens on channel.
+func (f *fakeNode) subscribed(channel string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, sub := range f.subs {
+		sub.mu.Lock()
+		on := sub.chans[channel]
+		sub.mu.Unlock()
+		if on {
+			return true
+		}
+	}
+	return false
+}
+
+// fakeSub is a fakeNode's publish/subscribe connection.
+type fakeSub struct {
+	node      *fakeNode
+	mu        sync.Mutex
+	chans     map[string]bool
+	events    chan Event
+	closed    chan struct{}
+	closeOnce sync.Once
+}
+
+func (s *fakeSub) deliver(channel string, ev Event) {
+	s.mu.Lock()
+	on := s.chans[channel]
+	s.mu.Unlock()
+	if on {
+		select {
+		case s.events <- ev:
+		case <-s.closed:
+		}
+	}
+}
+
+func (s *fakeSub) Subscribe(_ context.Context, ch string) error {
+	s.mu.Lock()
+	s.chans[ch] = true
+	s.mu.Unlock()
+	s.events <- Event{Kind: Subscribed, Channel: ch}
+	return nil
+}
+
+func (s *fakeSub) Unsubscribe(_ context.Context, ch string) error {
+	s.mu.Lock()
+	delete(s.chans, ch)
+	s.mu.Unlock()
+	s.events <- Event{Kind: Other, Channel: ch}
+	return nil
+}
+
+func (s *fakeSub) Receive(ctx context.Context) (Event, error) {
+	select {
+	case ev := <-s.events:
+		return ev, nil
+	case <-s.closed:
+		return Event{}, errors.New("closed")
+	case <-ctx.Done():
+		return Event{}, ctx.Err()
+	}
+}
+
+func (s *fakeSub) Close() error {
+	s.closeOnce.Do(func() { close(s.closed) })
+	return nil
 }
 func (f *fakeNode) String() string { return f.name }
 func (f *fakeNode) Close() error   { return nil }
@@ -291,5 +397,116 @@ func TestParseDSN(t *testing.T) {
 		} else if strings.Contains(err.Error(), "s3cret") {
 			t.Errorf("ParseDSN(%q) = %q: the error repeats the password", bad, err)
 		}
+	}
+}
+
+// released reports whether w signals a release within d.
+func released(w driver.Watch, d time.Duration) bool {
+	select {
+	case <-w.Released():
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
+
+// TestWatch_wakesAgainAfterRacingARelease: a waiter woken by the first
+// node to announce a release may try before the other nodes have released
+// the key, and be refused; the rest of the release's announcements, of the
+// value that woke it already, must wake it again, or it would wait for its
+// next poll; and its next attempt must not overtake the undoing of the
+// refused one, or it would find the key held by itself.
+func TestWatch_wakesAgainAfterRacingARelease(t *testing.T) {
+	r, fs := fakes(t, 3)
+	ctx := t.Context()
+	const key, held = "k", "holder"
+	lk, ch := r.lockKey(key), r.channel(key)
+	for _, f := range fs {
+		f.mu.Lock()
+		f.keys[lk] = held
+		f.mu.Unlock()
+	}
+	if _, err := r.Acquire(ctx, key, "w1", time.Minute); !errors.Is(err, driver.ErrHeld) {
+		t.Fatalf("Acquire of a held key: %v", err)
+	}
+	w, err := r.Watch(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	// The Watch returned at a quorum of confirmations: wait for them all.
+	deadline := time.Now().Add(5 * time.Second)
+	for _, f := range fs {
+		for !f.subscribed(ch) {
+			if time.Now().After(deadline) {
+				t.Fatal("not subscribed on every node")
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+
+	fs[0].releaseAnnounced(lk, held, ch)
+	if !released(w, 5*time.Second) {
+		t.Fatal("the first announcement did not wake the watcher")
+	}
+	// The attempt it makes reaches nodes 1 and 2 before their release.
+	// Its undo on node 0, where it took the key, is slow.
+	fs[0].mu.Lock()
+	fs[0].undoDelay = 50 * time.Millisecond
+	fs[0].mu.Unlock()
+	if _, err := r.Acquire(ctx, key, "w2", time.Minute); !errors.Is(err, driver.ErrHeld) {
+		t.Fatalf("Acquire racing the release: %v", err)
+	}
+	fs[1].releaseAnnounced(lk, held, ch)
+	if !released(w, 5*time.Second) {
+		t.Fatal("after a refused attempt, the release's next announcement did not wake the watcher: it waits for its poll")
+	}
+	// Nodes 0 and 1 are free, once the failed attempt is undone on node 0:
+	// the next attempt must not overtake that undo.
+	if _, err := r.Acquire(ctx, key, "w3", time.Minute); err != nil {
+		t.Fatalf("Acquire after the release reached a quorum: %v (node 0 ran %q)", err, fs[0].commands())
+	}
+	// Announcements of a release that woke the watcher, after no refused
+	// attempt, still wake it once only.
+	fs[2].releaseAnnounced(lk, held, ch)
+	if released(w, 100*time.Millisecond) {
+		t.Error("a release's third announcement woke the watcher a third time, with no refused attempt in between")
+	}
+}
+
+// TestWatch_wakesAtOnceAfterAnnouncementsDuringARefusedAttempt: the
+// announcements that came in while an attempt was out, and were passed
+// over as repeats, wake the watcher as soon as the attempt is refused.
+func TestWatch_wakesAtOnceAfterAnnouncementsDuringARefusedAttempt(t *testing.T) {
+	r, _ := fakes(t, 3)
+	s := r.subs
+	const key = "k"
+	ch := r.channel(key)
+	w, err := r.Watch(t.Context(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	s.announce(ch, "v")
+	if !released(w, time.Second) {
+		t.Fatal("the first announcement did not wake the watcher")
+	}
+	ch2, n, watched := s.announcements(key)
+	if !watched || ch2 != ch {
+		t.Fatalf("announcements(%q) = %q, %v; want %q, true", key, ch2, watched, ch)
+	}
+	s.announce(ch, "v") // during the attempt: a repeat
+	if released(w, 50*time.Millisecond) {
+		t.Fatal("a repeated announcement woke the watcher")
+	}
+	s.rewake(ch, n) // the attempt was refused
+	if !released(w, time.Second) {
+		t.Fatal("a refused attempt during which announcements came in did not wake the watcher")
+	}
+	// Nothing came in during the next attempt: no wake-up.
+	_, n, _ = s.announcements(key)
+	s.rewake(ch, n)
+	if released(w, 50*time.Millisecond) {
+		t.Error("a refused attempt during which nothing came in woke the watcher")
 	}
 }

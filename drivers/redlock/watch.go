@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/distlock/lock/driver"
@@ -16,8 +17,11 @@ type subscriptions struct {
 
 	mu       sync.Mutex
 	watchers map[string]map[*watch]struct{} // by channel
+	heard    map[string]uint64              // announcements received, by watched channel
 	nodes    []*nodeSub                     // nil until the first Watch
 	closed   bool
+
+	nchans atomic.Int32 // len(watchers), read without mu
 
 	ctx    context.Context // ends the connection loops
 	cancel context.CancelFunc
@@ -26,7 +30,13 @@ type subscriptions struct {
 
 func newSubscriptions(r *Redlock) *subscriptions {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &subscriptions{r: r, watchers: make(map[string]map[*watch]struct{}), ctx: ctx, cancel: cancel}
+	return &subscriptions{
+		r:        r,
+		watchers: make(map[string]map[*watch]struct{}),
+		heard:    make(map[string]uint64),
+		ctx:      ctx,
+		cancel:   cancel,
+	}
 }
 
 // Watch subscribes to releases of key on every node, and returns once a
@@ -52,6 +62,7 @@ func (r *Redlock) Watch(ctx context.Context, key string) (driver.Watch, error) {
 	if ws == nil {
 		ws = make(map[*watch]struct{})
 		s.watchers[ch] = ws
+		s.nchans.Add(1)
 	}
 	ws[w] = struct{}{}
 	nodes := s.nodes
@@ -86,10 +97,59 @@ func (r *Redlock) Watch(ctx context.Context, key string) (driver.Watch, error) {
 	return w, nil
 }
 
+// announce passes on an announcement, received from one node, of the
+// release of value on channel.
+func (s *subscriptions) announce(channel, value string) {
+	s.mu.Lock()
+	if _, ok := s.watchers[channel]; ok {
+		s.heard[channel]++
+	}
+	s.mu.Unlock()
+	s.wake(channel, value, false)
+}
+
+// announcements returns key's channel and how many announcements it has
+// received, or watched=false if it has no watchers. It is cheap when
+// nothing is watched.
+func (s *subscriptions) announcements(key string) (ch string, n uint64, watched bool) {
+	if s.nchans.Load() == 0 {
+		return "", 0, false
+	}
+	ch = s.r.channel(key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.watchers[ch]; !ok {
+		return "", 0, false
+	}
+	return ch, s.heard[ch], true
+}
+
+// rewake is called when an attempt of this client found the key of ch
+// held, and n is how many announcements ch had received when the attempt
+// began. Woken by the first node to announce a release, the attempt may
+// have reached other nodes before the release did: the watchers forget the
+// value that woke them, so that the release's announcements still to come
+// wake them again, and are woken at once if announcements came in during
+// the attempt.
+func (s *subscriptions) rewake(ch string, n uint64) {
+	s.mu.Lock()
+	ws := s.watchers[ch]
+	for w := range ws {
+		w.last = ""
+	}
+	again := len(ws) > 0 && s.heard[ch] != n
+	s.mu.Unlock()
+	if again {
+		s.wake(ch, "", false)
+	}
+}
+
 // wake signals the watchers of channel, or of every channel if all. A
 // release is announced by each of its nodes: value (the released value,
 // "" if unknown) wakes a watcher once, so that the other nodes'
-// announcements do not make it try again for the same release.
+// announcements do not make it try again for the same release. (An
+// attempt that fails while announcements come in may have raced the rest
+// of the release: Acquire then wakes the watchers again; see rewake.)
 func (s *subscriptions) wake(channel, value string, all bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -174,6 +234,8 @@ func (w *watch) Close() error {
 		last := len(ws) == 0
 		if last {
 			delete(s.watchers, w.ch)
+			delete(s.heard, w.ch)
+			s.nchans.Add(-1)
 		}
 		nodes := s.nodes
 		s.mu.Unlock()
@@ -344,7 +406,7 @@ func (ns *nodeSub) run() {
 			case Subscribed:
 				ns.ack(ev.Channel)
 			case Message:
-				ns.s.wake(ev.Channel, ev.Payload, false)
+				ns.s.announce(ev.Channel, ev.Payload)
 			}
 		}
 		ns.mu.Lock()
