@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/distlock/lock"
+	"github.com/distlock/lock/internal/latency"
 )
 
 // The shapes are those of the main module's driver benchmarks
@@ -24,51 +24,6 @@ func benchKey(b *testing.B, suffix string) string {
 	var r [6]byte
 	rand.Read(r[:])
 	return "bench/" + b.Name() + "/" + hex.EncodeToString(r[:]) + suffix
-}
-
-// latencies records durations without allocating while it runs (up to
-// its capacity), and reports their percentiles.
-type latencies []time.Duration
-
-func newLatencies(capacity int) *latencies {
-	l := make(latencies, 0, capacity)
-	return &l
-}
-
-func (l *latencies) add(d time.Duration) {
-	if len(*l) < cap(*l) {
-		*l = append(*l, d)
-	}
-}
-
-// merged returns the sorted durations of l and others.
-func (l *latencies) merged(others ...*latencies) []time.Duration {
-	all := slices.Clone(*l)
-	for _, o := range others {
-		all = append(all, *o...)
-	}
-	slices.Sort(all)
-	return all
-}
-
-// percentile returns the p-th quantile of sorted durations.
-func percentile(sorted []time.Duration, p float64) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	return sorted[min(len(sorted)-1, int(p*float64(len(sorted))))]
-}
-
-// report reports the 50th and 99th percentiles of l and others, in unit
-// ("µs" or "ms"), as metrics named prefix+"p50-"+unit and so on.
-func (l *latencies) report(b *testing.B, prefix, unit string, others ...*latencies) {
-	all := l.merged(others...)
-	if len(all) == 0 {
-		return
-	}
-	scale := map[string]float64{"µs": float64(time.Microsecond), "ms": float64(time.Millisecond)}[unit]
-	b.ReportMetric(float64(percentile(all, 0.50))/scale, prefix+"p50-"+unit)
-	b.ReportMetric(float64(percentile(all, 0.99))/scale, prefix+"p99-"+unit)
 }
 
 // subName names the sub-benchmark of implementation name on n nodes as
@@ -102,7 +57,7 @@ func BenchmarkAcquireRelease(b *testing.B) {
 	eachImpl(b, func(b *testing.B, im impl) {
 		m := im.mutex(benchKey(b, ""))
 		ctx := context.Background()
-		lat := newLatencies(1 << 20)
+		lat := latency.New(1 << 20)
 		failed := 0
 		b.ReportAllocs()
 		for b.Loop() {
@@ -116,10 +71,10 @@ func BenchmarkAcquireRelease(b *testing.B) {
 				m = im.mutex(benchKey(b, fmt.Sprint(failed)))
 				continue
 			}
-			lat.add(time.Since(start))
+			lat.Add(time.Since(start))
 		}
 		b.ReportMetric(float64(failed)/float64(b.N), "failed/op")
-		lat.report(b, "", "µs")
+		latency.Report(b, "", "µs", lat)
 	})
 }
 
@@ -131,10 +86,10 @@ func BenchmarkAcquireRelease_16keys(b *testing.B) {
 	const goroutines = 16
 	eachImpl(b, func(b *testing.B, im impl) {
 		ctx := context.Background()
-		lats := make([]*latencies, goroutines)
+		lats := make([]*latency.Recorder, goroutines)
 		mus := make([]mutex, goroutines)
 		for g := range lats {
-			lats[g] = newLatencies(1 << 16)
+			lats[g] = latency.New(1 << 16)
 			mus[g] = im.mutex(benchKey(b, fmt.Sprintf("/%d", g)))
 		}
 		var next, failed atomic.Int64
@@ -154,14 +109,14 @@ func BenchmarkAcquireRelease_16keys(b *testing.B) {
 						mus[g] = im.mutex(benchKey(b, fmt.Sprintf("/%d/%d", g, next.Load())))
 						continue
 					}
-					lats[g].add(time.Since(start))
+					lats[g].Add(time.Since(start))
 				}
 			})
 		}
 		wg.Wait()
 		b.StopTimer()
 		b.ReportMetric(float64(failed.Load())/float64(b.N), "failed/op")
-		lats[0].report(b, "", "µs", lats[1:]...)
+		latency.Report(b, "", "µs", lats...)
 	})
 }
 
@@ -213,10 +168,10 @@ func contend(b *testing.B, newMutex func(key string) mutex, im impl) {
 	const hold = time.Millisecond
 	ctx := context.Background()
 	key := benchKey(b, "")
-	lats := make([]*latencies, goroutines)
+	lats := make([]*latency.Recorder, goroutines)
 	mus := make([]mutex, goroutines)
 	for g := range lats {
-		lats[g] = newLatencies(1 << 16)
+		lats[g] = latency.New(1 << 16)
 		mus[g] = newMutex(key)
 	}
 	var next, gaveUp, unlockFailed atomic.Int64
@@ -242,7 +197,7 @@ func contend(b *testing.B, newMutex func(key string) mutex, im impl) {
 				for mus[g].lock(ctx) != nil { // redsync gives up after 32 tries
 					gaveUp.Add(1)
 				}
-				lats[g].add(time.Since(t0))
+				lats[g].Add(time.Since(t0))
 				mu.Lock()
 				gen++
 				mine := gen
@@ -266,7 +221,7 @@ func contend(b *testing.B, newMutex func(key string) mutex, im impl) {
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "handoffs/s")
 	b.ReportMetric(float64(gaveUp.Load())/float64(b.N), "gaveup/op")
 	b.ReportMetric(float64(unlockFailed.Load())/float64(b.N), "unlockfailed/op")
-	lats[0].report(b, "wait-", "ms", lats[1:]...)
+	latency.Report(b, "wait-", "ms", lats...)
 	if im != nil {
 		if _, ok := im.(interface{ stats() lock.Stats }); ok {
 			reportStats(b, im)

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/distlock/lock/internal/latency"
 )
 
 var (
@@ -82,7 +84,7 @@ type faultRun struct {
 
 func (r faultRun) String() string {
 	s := fmt.Sprintf("%d ops, %d failed; latency p50 %v p99 %v max %v; goroutines before %d, max %d (first half %d, last tenth %d), right after %d, settled %d after %v",
-		r.ops, r.failed, percentile(r.lat, 0.5), percentile(r.lat, 0.99), percentile(r.lat, 1), r.before, r.max, r.firstHalfMax, r.lastTenthMax, r.after, r.settled, r.settleTime.Round(time.Millisecond))
+		r.ops, r.failed, latency.Percentile(r.lat, 0.5), latency.Percentile(r.lat, 0.99), latency.Percentile(r.lat, 1), r.before, r.max, r.firstHalfMax, r.lastTenthMax, r.after, r.settled, r.settleTime.Round(time.Millisecond))
 	if r.blocked {
 		s += "; an operation was still blocked when the test gave up on it"
 	}
@@ -161,7 +163,7 @@ func TestHungMinority(t *testing.T) {
 			r.settleTime = time.Since(settle)
 			t.Logf("%s with 2 of 5 nodes hung: %v", name, r)
 			if strings.HasPrefix(name, "ours") {
-				if p99 := percentile(r.lat, 0.99); p99 >= 50*time.Millisecond {
+				if p99 := latency.Percentile(r.lat, 0.99); p99 >= 50*time.Millisecond {
 					t.Errorf("p99 %v, want under 50ms", p99)
 				}
 				if r.failed > 0 {

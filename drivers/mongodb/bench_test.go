@@ -3,7 +3,6 @@ package mongodb_test
 import (
 	"context"
 	"runtime"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/distlock/lock"
+	"github.com/distlock/lock/internal/latency"
 )
 
 // The benchmarks measure the driver through the lock package:
@@ -24,38 +24,11 @@ import (
 //     it for 1ms. The driver has no wake-ups, so waiters poll every 5ms
 //     here; reports acquisitions per second and the wait's p50 and p99.
 
-// latencies collects durations and reports percentiles.
-type latencies struct {
-	mu sync.Mutex
-	d  []time.Duration
-}
-
-func (l *latencies) add(d time.Duration) {
-	l.mu.Lock()
-	l.d = append(l.d, d)
-	l.mu.Unlock()
-}
-
-func (l *latencies) percentile(p float64) time.Duration {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if len(l.d) == 0 {
-		return 0
-	}
-	slices.Sort(l.d)
-	return l.d[min(int(float64(len(l.d))*p), len(l.d)-1)]
-}
-
-func (l *latencies) report(b *testing.B, prefix string) {
-	b.ReportMetric(float64(l.percentile(0.50).Microseconds()), prefix+"p50-µs")
-	b.ReportMetric(float64(l.percentile(0.99).Microseconds()), prefix+"p99-µs")
-}
-
 func BenchmarkAcquireRelease(b *testing.B) {
 	c := open(b, dsnFor(b, server(b)))
 	ctx := context.Background()
 	key := "bench/" + randomHex(4)
-	var lat latencies
+	var lat latency.Recorder
 	b.ReportAllocs()
 	for b.Loop() {
 		start := time.Now()
@@ -66,9 +39,9 @@ func BenchmarkAcquireRelease(b *testing.B) {
 		if err := l.Release(ctx); err != nil {
 			b.Fatal(err)
 		}
-		lat.add(time.Since(start))
+		lat.Add(time.Since(start))
 	}
-	lat.report(b, "")
+	latency.Report(b, "", "µs", &lat)
 }
 
 func BenchmarkAcquireRelease_parallel(b *testing.B) {
@@ -76,7 +49,7 @@ func BenchmarkAcquireRelease_parallel(b *testing.B) {
 	ctx := context.Background()
 	prefix := "bench/" + randomHex(4) + "/"
 	var next atomic.Int64
-	var lat latencies
+	var lat latency.Recorder
 	b.ReportAllocs()
 	b.SetParallelism(max(1, 16/runtime.GOMAXPROCS(0)))
 	b.RunParallel(func(pb *testing.PB) {
@@ -92,10 +65,10 @@ func BenchmarkAcquireRelease_parallel(b *testing.B) {
 				b.Error(err)
 				return
 			}
-			lat.add(time.Since(start))
+			lat.Add(time.Since(start))
 		}
 	})
-	lat.report(b, "")
+	latency.Report(b, "", "µs", &lat)
 }
 
 func BenchmarkHandoff(b *testing.B) {
@@ -104,7 +77,7 @@ func BenchmarkHandoff(b *testing.B) {
 	key := "bench/" + randomHex(4)
 	const goroutines = 8
 	retry := lock.WithRetry(lock.FixedDelay(5 * time.Millisecond))
-	var lat latencies
+	var lat latency.Recorder
 	var left atomic.Int64
 	left.Store(int64(b.N))
 	b.ReportAllocs()
@@ -120,7 +93,7 @@ func BenchmarkHandoff(b *testing.B) {
 					b.Error(err)
 					return
 				}
-				lat.add(time.Since(t))
+				lat.Add(time.Since(t))
 				time.Sleep(time.Millisecond)
 				if err := l.Release(ctx); err != nil {
 					b.Error(err)
@@ -131,5 +104,5 @@ func BenchmarkHandoff(b *testing.B) {
 	}
 	wg.Wait()
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "acq/s")
-	lat.report(b, "wait-")
+	latency.Report(b, "wait-", "µs", &lat)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"runtime"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/distlock/lock"
 	"github.com/distlock/lock/drivers/postgres"
+	"github.com/distlock/lock/internal/latency"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -106,33 +106,6 @@ func (bl *baselineLease) release(ctx context.Context, key, value string) error {
 	return err
 }
 
-// latencies collects durations and reports percentiles.
-type latencies struct {
-	mu sync.Mutex
-	d  []time.Duration
-}
-
-func (l *latencies) add(d time.Duration) {
-	l.mu.Lock()
-	l.d = append(l.d, d)
-	l.mu.Unlock()
-}
-
-func (l *latencies) percentile(p float64) time.Duration {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if len(l.d) == 0 {
-		return 0
-	}
-	slices.Sort(l.d)
-	return l.d[min(int(float64(len(l.d))*p), len(l.d)-1)]
-}
-
-func (l *latencies) report(b *testing.B, prefix string) {
-	b.ReportMetric(float64(l.percentile(0.50))/1e3, prefix+"p50-µs")
-	b.ReportMetric(float64(l.percentile(0.99))/1e3, prefix+"p99-µs")
-}
-
 func BenchmarkAcquireRelease(b *testing.B) {
 	dsn := server(b)
 	c := open(b, withParams(dsn, "distlock_table", freshTable(b, dsn)))
@@ -165,14 +138,14 @@ func BenchmarkAcquireRelease(b *testing.B) {
 		op   func(*testing.B)
 	}{{"driver", driverOp}, {"baseline", baselineOp}} {
 		b.Run(bench.name, func(b *testing.B) {
-			var lat latencies
+			var lat latency.Recorder
 			b.ReportAllocs()
 			for b.Loop() {
 				start := time.Now()
 				bench.op(b)
-				lat.add(time.Since(start))
+				lat.Add(time.Since(start))
 			}
-			lat.report(b, "")
+			latency.Report(b, "", "µs", &lat)
 		})
 	}
 
@@ -211,13 +184,13 @@ func BenchmarkAcquireRelease(b *testing.B) {
 		}
 		ops[0](b)
 		ops[1](b)
-		var lat [2]latencies
+		var lat [2]latency.Recorder
 		for i := 0; b.Loop(); i++ {
 			start := time.Now()
 			ops[i%2](b)
-			lat[i%2].add(time.Since(start))
+			lat[i%2].Add(time.Since(start))
 		}
-		d, bl50 := lat[0].percentile(0.5), lat[1].percentile(0.5)
+		d, bl50 := lat[0].Percentile(0.5), lat[1].Percentile(0.5)
 		b.ReportMetric(float64(d)/1e3, "driver-p50-µs")
 		b.ReportMetric(float64(bl50)/1e3, "baseline-p50-µs")
 		if bl50 > 0 {
@@ -280,8 +253,8 @@ func handoff(b *testing.B, goroutines int, hold time.Duration, take func(ctx con
 		left     atomic.Int64
 		last     atomic.Int64
 		handoffs atomic.Int64
-		wait     latencies
-		gap      latencies
+		wait     latency.Recorder
+		gap      latency.Recorder
 		released atomic.Int64 // when the last release began, in ns since start
 		maxWait  atomic.Int64
 		wg       sync.WaitGroup
@@ -301,13 +274,13 @@ func handoff(b *testing.B, goroutines int, hold time.Duration, take func(ctx con
 					return
 				}
 				w := time.Since(t0)
-				wait.add(w)
+				wait.Add(w)
 				for m := maxWait.Load(); int64(w) > m && !maxWait.CompareAndSwap(m, int64(w)); m = maxWait.Load() {
 				}
 				if last.Swap(int64(g)) != int64(g) {
 					handoffs.Add(1)
 					if r := released.Load(); r > 0 {
-						gap.add(time.Since(start) - time.Duration(r))
+						gap.Add(time.Since(start) - time.Duration(r))
 					}
 				}
 				time.Sleep(hold)
@@ -324,9 +297,9 @@ func handoff(b *testing.B, goroutines int, hold time.Duration, take func(ctx con
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "acq/s")
 	b.ReportMetric(float64(handoffs.Load())/elapsed.Seconds(), "handoffs/s")
-	wait.report(b, "wait-")
+	latency.Report(b, "wait-", "µs", &wait)
 	b.ReportMetric(float64(maxWait.Load())/1e6, "wait-max-ms")
-	gap.report(b, "gap-")
+	latency.Report(b, "gap-", "µs", &gap)
 }
 
 func BenchmarkHandoff(b *testing.B) {

@@ -9,13 +9,13 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/distlock/lock"
+	"github.com/distlock/lock/internal/latency"
 	"github.com/distlock/lock/internal/redistest"
 )
 
@@ -50,38 +50,6 @@ func benchKey(b *testing.B, suffix string) string {
 	return "bench/" + b.Name() + "/" + hex.EncodeToString(r[:]) + suffix
 }
 
-// latencies records durations without allocating while it runs (up to
-// its capacity), and reports their percentiles.
-type latencies []time.Duration
-
-func newLatencies(capacity int) *latencies {
-	l := make(latencies, 0, capacity)
-	return &l
-}
-
-func (l *latencies) add(d time.Duration) {
-	if len(*l) < cap(*l) {
-		*l = append(*l, d)
-	}
-}
-
-// report reports the 50th and 99th percentiles of l and others, in unit
-// ("µs" or "ms"), as metrics named prefix+"p50-"+unit and so on.
-func (l *latencies) report(b *testing.B, prefix, unit string, others ...*latencies) {
-	all := slices.Clone(*l)
-	for _, o := range others {
-		all = append(all, *o...)
-	}
-	if len(all) == 0 {
-		return
-	}
-	slices.Sort(all)
-	scale := map[string]float64{"µs": float64(time.Microsecond), "ms": float64(time.Millisecond)}[unit]
-	at := func(p float64) float64 { return float64(all[min(len(all)-1, int(p*float64(len(all))))]) / scale }
-	b.ReportMetric(at(0.50), prefix+"p50-"+unit)
-	b.ReportMetric(at(0.99), prefix+"p99-"+unit)
-}
-
 // AcquireRelease is one uncontended TryAcquire and Release after
 // another, on one key. An operation that fails (a node timed out on an
 // overloaded machine) is counted in failed/op and left out of the
@@ -94,7 +62,7 @@ func AcquireRelease(b *testing.B, driver string) {
 			c := benchClient(b, driver, n)
 			ctx := context.Background()
 			key := benchKey(b, "")
-			lat := newLatencies(1 << 20)
+			lat := latency.New(1 << 20)
 			failed := 0
 			b.ReportAllocs()
 			for b.Loop() {
@@ -108,10 +76,10 @@ func AcquireRelease(b *testing.B, driver string) {
 					key = benchKey(b, fmt.Sprint(failed))
 					continue
 				}
-				lat.add(time.Since(start))
+				lat.Add(time.Since(start))
 			}
 			b.ReportMetric(float64(failed)/float64(b.N), "failed/op")
-			lat.report(b, "", "µs")
+			latency.Report(b, "", "µs", lat)
 		})
 	}
 }
@@ -126,10 +94,10 @@ func AcquireRelease16keys(b *testing.B, driver string) {
 		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
 			c := benchClient(b, driver, n)
 			ctx := context.Background()
-			lats := make([]*latencies, goroutines)
+			lats := make([]*latency.Recorder, goroutines)
 			keys := make([]string, goroutines)
 			for g := range lats {
-				lats[g] = newLatencies(1 << 16)
+				lats[g] = latency.New(1 << 16)
 				keys[g] = benchKey(b, fmt.Sprintf("/%d", g))
 			}
 			var next, failed atomic.Int64
@@ -148,14 +116,14 @@ func AcquireRelease16keys(b *testing.B, driver string) {
 							keys[g] = benchKey(b, fmt.Sprintf("/%d/%d", g, failed.Add(1)))
 							continue
 						}
-						lats[g].add(time.Since(start))
+						lats[g].Add(time.Since(start))
 					}
 				})
 			}
 			wg.Wait()
 			b.StopTimer()
 			b.ReportMetric(float64(failed.Load())/float64(b.N), "failed/op")
-			lats[0].report(b, "", "µs", lats[1:]...)
+			latency.Report(b, "", "µs", lats...)
 		})
 	}
 }
@@ -179,9 +147,9 @@ func Contended(b *testing.B, driver string) {
 			c := benchClient(b, driver, n)
 			ctx := context.Background()
 			key := benchKey(b, "")
-			lats := make([]*latencies, goroutines)
+			lats := make([]*latency.Recorder, goroutines)
 			for g := range lats {
-				lats[g] = newLatencies(1 << 16)
+				lats[g] = latency.New(1 << 16)
 			}
 			var next, unlockFailed atomic.Int64
 			var failed atomic.Pointer[error]
@@ -210,7 +178,7 @@ func Contended(b *testing.B, driver string) {
 							failed.Store(&err)
 							return
 						}
-						lats[g].add(time.Since(t0))
+						lats[g].Add(time.Since(t0))
 						mu.Lock()
 						gen++
 						mine := gen
@@ -238,7 +206,7 @@ func Contended(b *testing.B, driver string) {
 			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "handoffs/s")
 			b.ReportMetric(float64(st.Contended-before.Contended)/float64(b.N), "held/op")
 			b.ReportMetric(float64(unlockFailed.Load())/float64(b.N), "unlockfailed/op")
-			lats[0].report(b, "wait-", "ms", lats[1:]...)
+			latency.Report(b, "wait-", "ms", lats...)
 		})
 	}
 }
