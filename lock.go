@@ -262,7 +262,10 @@ func (c *Client) Close() error {
 // [DefaultRetry]) until it holds the lock, the strategy gives up, or ctx is
 // done; on drivers that announce releases it wakes as soon as the key is
 // released. An attempt that fails because the backend is unavailable is
-// retried the same way.
+// retried the same way, except that, if the attempt was made at a
+// release's announcement, the next comes sooner if the strategy would wait
+// longer (after 10ms, doubling with each further failure), since nothing
+// will announce that release again.
 //
 // Calls of one client waiting for the same key queue in arrival order: only
 // the first in line tries the backend and listens for releases, and a call
@@ -341,6 +344,8 @@ func (c *Client) acquire(ctx context.Context, key string, o *options, wait bool)
 		last    error // the cause of the last attempt that the context did not end
 		attempt int   // attempts made, or counted while waiting for the turn
 		pause   bool  // wait for a release or the strategy's delay before the next attempt
+		woken   bool  // the last pause ended at a release (or a failed handover)
+		failed  int   // attempts since the last wake-up that the backend failed
 	)
 	if wait {
 		// Other calls of this client wait for the key: queue behind them
@@ -357,25 +362,35 @@ func (c *Client) acquire(ctx context.Context, key string, o *options, wait bool)
 	for {
 		if pause {
 			delay, _ := o.retry.Delay(attempt)
+			if failed > 0 {
+				delay = min(delay, wokenRetryDelay(failed))
+			}
 			if mine && cn.transferer != nil {
 				// Offer to take over the key when a lock of this client
 				// that holds it is released.
-				l, err := c.sleepOffering(ctx, key, t, o, delay, watch, last)
+				l, w, err := c.sleepOffering(ctx, key, t, o, delay, watch, last)
 				if l != nil || err != nil {
 					return l, err
 				}
+				woken = w
 			} else {
 				var released <-chan struct{}
 				if t != nil {
 					released = t.released
 				}
-				if sleep(ctx, delay, watch, released) != nil {
+				w, err := sleep(ctx, delay, watch, released)
+				if err != nil {
 					return nil, gaveUp(ctx, key, last)
 				}
+				woken = w
 			}
 		}
 		attempt++
-		l, err := c.attempt(ctx, cn, key, o)
+		var self *turn
+		if mine {
+			self = t
+		}
+		l, err := c.attempt(ctx, cn, key, o, self)
 		if err == nil || !wait {
 			return l, err
 		}
@@ -388,8 +403,15 @@ func (c *Client) acquire(ctx context.Context, key string, o *options, wait bool)
 		}
 		pause = true
 		if !errors.Is(err, ErrNotAcquired) {
-			continue // the backend failed: try again after the delay
+			// The backend failed: try again after the delay, or, if this
+			// attempt answered a release, soon, since nothing will
+			// announce that release again.
+			if woken || failed > 0 {
+				failed++
+			}
+			continue
 		}
+		failed = 0
 		if t == nil {
 			t = c.joinTurn(key)
 			select {
@@ -436,26 +458,41 @@ func gaveUp(ctx context.Context, key string, last error) error {
 
 // sleep waits for d, for a release announced on w (if not nil) or on
 // local (a release by this client), or for ctx to be done, whichever comes
-// first.
-func sleep(ctx context.Context, d time.Duration, w driver.Watch, local <-chan struct{}) error {
-	var released <-chan struct{}
+// first. It reports whether a release ended the wait.
+func sleep(ctx context.Context, d time.Duration, w driver.Watch, local <-chan struct{}) (released bool, _ error) {
+	var announced <-chan struct{}
 	if w != nil {
-		released = w.Released()
+		announced = w.Released()
 	}
 	t := time.NewTimer(max(d, 0))
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
-		return ctx.Err()
+		return false, ctx.Err()
 	case <-t.C:
-	case <-released:
+		return false, nil
+	case <-announced:
 	case <-local:
 	}
-	return nil
+	return true, nil
 }
 
-// attempt makes one attempt to acquire key.
-func (c *Client) attempt(ctx context.Context, cn *conn, key string, o *options) (*Lock, error) {
+// wokenRetryDelay bounds the wait before the next attempt after n
+// attempts in a row that the backend failed, the first of them made at a
+// release's announcement: 10ms, doubling with each failure. A connection
+// that broke while the waiter slept (a server restart, say) fails the first
+// attempt after it, and the release that woke the waiter will not be
+// announced again: waiting the strategy's delay, meant for a key found
+// held, could leave a free key waiting for long.
+func wokenRetryDelay(n int) time.Duration {
+	return 10 * time.Millisecond << min(n-1, 16)
+}
+
+// attempt makes one attempt to acquire key. self is the turn of key that
+// the caller holds, if any: the undoing of a failed attempt does not signal
+// it a release (the caller would take that for a release by another lock
+// of this client, and try again at once).
+func (c *Client) attempt(ctx context.Context, cn *conn, key string, o *options, self *turn) (*Lock, error) {
 	value := newValue()
 	start := time.Now()
 	lease, err := cn.Acquire(ctx, key, value, o.ttl)
@@ -465,14 +502,14 @@ func (c *Client) attempt(ctx context.Context, cn *conn, key string, o *options) 
 			return nil, opError("acquire", key, translate(err, driver.ErrHeld, ErrNotAcquired))
 		}
 		c.stats.failed.Add(1)
-		c.cleanup(ctx, cn, key, value)
+		c.cleanup(ctx, cn, key, value, self)
 		c.log().DebugContext(ctx, "lock: acquire attempt failed", "key", key, "err", err)
 		return nil, opError("acquire", key, err)
 	}
 	l := c.grant(cn, key, value, lease, start, o)
 	if l == nil {
 		c.stats.failed.Add(1)
-		c.cleanup(ctx, cn, key, value)
+		c.cleanup(ctx, cn, key, value, self)
 		return nil, opError("acquire", key, errTooLate)
 	}
 	c.stats.acquired.Add(1)
@@ -497,14 +534,15 @@ func (c *Client) grant(cn *conn, key, value string, lease driver.Lease, start ti
 const cleanupTimeout = 2 * time.Second
 
 // cleanup releases key if value holds it, under its own timeout, since
-// ctx may be the reason the operation failed. It returns nil once value
-// surely does not hold key.
-func (c *Client) cleanup(ctx context.Context, cn *conn, key, value string) error {
+// ctx may be the reason the operation failed, and tells the waiters of this
+// client, but for the holder of quiet (if not nil), that key was released.
+// It returns nil once value surely does not hold key.
+func (c *Client) cleanup(ctx context.Context, cn *conn, key, value string, quiet *turn) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	err := cn.Release(ctx, key, value)
 	if err == nil {
-		c.releasedKey(key)
+		c.releasedKeyBut(key, quiet)
 		return nil
 	}
 	if errors.Is(err, driver.ErrNotHeld) {

@@ -752,6 +752,81 @@ func TestAcquire_retriesBackendErrors(t *testing.T) {
 	})
 }
 
+// announcingConn is a scriptedConn that implements driver.Waiter with
+// watches that fire when the test sends on released.
+type announcingConn struct {
+	*scriptedConn
+	released chan struct{}
+}
+
+func (c *announcingConn) Watch(context.Context, string) (driver.Watch, error) {
+	return announcingWatch{c}, nil
+}
+
+type announcingWatch struct{ c *announcingConn }
+
+func (w announcingWatch) Released() <-chan struct{} { return w.c.released }
+func (announcingWatch) Close() error                { return nil }
+
+// TestAcquire_backendErrorAfterAWakeUpRetriesSoon: an attempt made at a
+// release's announcement that the backend fails (its connection broke
+// while the waiter slept, say) is retried after 10ms, then 20ms, ..., not
+// after the strategy's delay: the release will not be announced again.
+// Failures that follow no wake-up keep the strategy's delay.
+func TestAcquire_backendErrorAfterAWakeUpRetriesSoon(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// Attempts 1 and 2 (before and after subscribing) find the key
+		// held, 3 fails with no wake-up before it, 4 to 6 fail after a
+		// release's announcement, 7 succeeds.
+		sc := &scriptedConn{onAcquire: func(_ context.Context, n int, _ string) (driver.Lease, error) {
+			switch {
+			case n <= 2:
+				return driver.Lease{}, driver.ErrHeld
+			case n <= 6:
+				return driver.Lease{}, errBackendDown
+			}
+			return driver.Lease{}, nil
+		}}
+		ac := &announcingConn{scriptedConn: sc, released: make(chan struct{}, 1)}
+		c := lock.OpenConnector(&scriptedConnector{conn: ac})
+		c.SetLogger(quiet)
+		defer c.Close()
+
+		const poll = time.Minute
+		done := make(chan error, 1)
+		go func() {
+			l, err := c.Acquire(context.Background(), "k", lock.WithRetry(lock.FixedDelay(poll)))
+			if err == nil {
+				l.Release(context.Background())
+			}
+			done <- err
+		}()
+		synctest.Wait() // attempts 1 and 2; asleep for up to a minute
+		for len(sc.acquireCalls()) < 3 {
+			time.Sleep(time.Second)
+			synctest.Wait()
+		}
+		// Attempt 3, after the strategy's delay, failed: asleep again.
+		if n := len(sc.acquireCalls()); n != 3 {
+			t.Fatalf("%d attempts before the announcement, want 3", n)
+		}
+		ac.released <- struct{}{}
+		if err := <-done; err != nil {
+			t.Fatalf("Acquire: %v", err)
+		}
+		acq := sc.acquireCalls()
+		if len(acq) != 7 {
+			t.Fatalf("%d attempts, want 7", len(acq))
+		}
+		checkJitter(t, 2, acq[2].at.Sub(acq[1].at), poll)
+		for i, want := range []time.Duration{10 * ms, 20 * ms, 40 * ms} {
+			if got := acq[i+4].at.Sub(acq[i+3].at); got != want {
+				t.Errorf("attempt %d came %v after the failure before it, want %v", i+5, got, want)
+			}
+		}
+	})
+}
+
 func TestAcquire_contextDeadlineEndsWait(t *testing.T) {
 	tests := []struct {
 		name     string

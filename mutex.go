@@ -93,7 +93,7 @@ func (l *Lock) lose(t time.Time) {
 // so that nobody waits a whole TTL for a key that nobody holds. l.mu must
 // be held.
 func (l *Lock) abandon(ctx context.Context) {
-	if l.c.cleanup(ctx, l.cn, l.key, l.value) == nil {
+	if l.c.cleanup(ctx, l.cn, l.key, l.value, nil) == nil {
 		l.done = true
 	}
 }
@@ -226,7 +226,7 @@ func (l *Lock) handOver(ctx context.Context, h *handover, start time.Time) error
 		}
 		// Too late to count for the waiting call, or it stopped waiting:
 		// give the key back.
-		c.cleanup(ctx, l.cn, l.key, next)
+		c.cleanup(ctx, l.cn, l.key, next, nil)
 		c.deliver(h, nil)
 		return nil
 	case errors.Is(err, driver.ErrNotHeld):
@@ -234,7 +234,7 @@ func (l *Lock) handOver(ctx context.Context, h *handover, start time.Time) error
 		return l.notHeld(start, err)
 	}
 	// The transfer may have happened or not: make sure next holds nothing.
-	c.cleanup(ctx, l.cn, l.key, next)
+	c.cleanup(ctx, l.cn, l.key, next, nil)
 	c.deliver(h, nil)
 	return opError("release", l.key, err)
 }

@@ -141,42 +141,45 @@ func (c *Client) deliver(h *handover, l *Lock) bool {
 
 // sleepOffering is sleep for the holder of t while a lock of this client
 // holds the key: it also offers to take that lock over. It returns the
-// lock handed over, or nil to try the backend (the handover failed, or
-// the sleep ended otherwise), or the error of a wait that ctx ended.
-func (c *Client) sleepOffering(ctx context.Context, key string, t *turn, o *options, d time.Duration, w driver.Watch, last error) (*Lock, error) {
+// lock handed over; or nil, to try the backend, and whether the key may
+// have been released meanwhile (a release ended the sleep, or a handover
+// failed); or the error of a wait that ctx ended.
+func (c *Client) sleepOffering(ctx context.Context, key string, t *turn, o *options, d time.Duration, w driver.Watch, last error) (_ *Lock, released bool, _ error) {
 	h := c.offer(t, o)
-	var released <-chan struct{}
+	var announced <-chan struct{}
 	if w != nil {
-		released = w.Released()
+		announced = w.Released()
 	}
 	timer := time.NewTimer(max(d, 0))
 	defer timer.Stop()
 	select {
 	case l := <-h.result:
-		return l, nil
+		return l, l == nil, nil
 	case <-ctx.Done():
 	case <-timer.C:
-	case <-released:
+	case <-announced:
+		released = true
 	case <-t.released:
+		released = true
 	}
 	if c.withdraw(t, h) {
 		if ctx.Err() != nil {
-			return nil, gaveUp(ctx, key, last)
+			return nil, false, gaveUp(ctx, key, last)
 		}
-		return nil, nil
+		return nil, released, nil
 	}
 	// A Release is handing its lock over.
 	select {
 	case l := <-h.result:
-		return l, nil
+		return l, l == nil, nil
 	case <-ctx.Done():
 		if c.abandon(h) {
-			return nil, gaveUp(ctx, key, last)
+			return nil, false, gaveUp(ctx, key, last)
 		}
 		if l := <-h.result; l != nil {
-			return l, nil
+			return l, false, nil
 		}
-		return nil, gaveUp(ctx, key, last)
+		return nil, false, gaveUp(ctx, key, last)
 	}
 }
 
@@ -226,7 +229,11 @@ func (c *Client) leaveTurn(key string, t *turn) {
 
 // releasedKey tells the waiters of this client, if any, that a lock on key
 // was released.
-func (c *Client) releasedKey(key string) {
+func (c *Client) releasedKey(key string) { c.releasedKeyBut(key, nil) }
+
+// releasedKeyBut is releasedKey, unless key's turn is quiet (not nil): the
+// caller holds it, and knows.
+func (c *Client) releasedKeyBut(key string, quiet *turn) {
 	if c.nturns.Load() == 0 {
 		return
 	}
@@ -236,7 +243,7 @@ func (c *Client) releasedKey(key string) {
 		t.streak = time.Time{}
 	}
 	c.turnsMu.Unlock()
-	if t != nil {
+	if t != nil && t != quiet {
 		select {
 		case t.released <- struct{}{}:
 		default:
