@@ -263,9 +263,10 @@ func (c *Client) Close() error {
 // done; on drivers that announce releases it wakes as soon as the key is
 // released. An attempt that fails because the backend is unavailable is
 // retried the same way, except that, if the attempt was made at a
-// release's announcement, the next comes sooner if the strategy would wait
-// longer (after 10ms, doubling with each further failure), since nothing
-// will announce that release again.
+// release's announcement, or if subscribing to releases failed, the next
+// comes sooner if the strategy would wait longer (after 10ms, doubling
+// with each further failure): nothing would announce that release again,
+// and an unsubscribed waiter hears of none.
 //
 // Calls of one client waiting for the same key queue in arrival order: only
 // the first in line tries the backend and listens for releases, and a call
@@ -345,7 +346,8 @@ func (c *Client) acquire(ctx context.Context, key string, o *options, wait bool)
 		attempt int   // attempts made, or counted while waiting for the turn
 		pause   bool  // wait for a release or the strategy's delay before the next attempt
 		woken   bool  // the last pause ended at a release (or a failed handover)
-		failed  int   // attempts since the last wake-up that the backend failed
+		failed  int   // attempts in a row since a wake-up that the backend failed
+		unsub   int   // subscriptions to releases that failed, since the last that did not
 	)
 	if wait {
 		// Other calls of this client wait for the key: queue behind them
@@ -362,8 +364,8 @@ func (c *Client) acquire(ctx context.Context, key string, o *options, wait bool)
 	for {
 		if pause {
 			delay, _ := o.retry.Delay(attempt)
-			if failed > 0 {
-				delay = min(delay, wokenRetryDelay(failed))
+			if n := max(failed, unsub); n > 0 {
+				delay = min(delay, wokenRetryDelay(n))
 			}
 			if mine && cn.transferer != nil {
 				// Offer to take over the key when a lock of this client
@@ -434,11 +436,15 @@ func (c *Client) acquire(ctx context.Context, key string, o *options, wait bool)
 			// failed attempt and the subscription would otherwise be missed.
 			w, werr := cn.waiter.Watch(ctx, key)
 			if werr == nil {
-				watch = w
+				watch, unsub = w, 0
 				pause = false
 				continue
 			}
-			c.log().DebugContext(ctx, "lock: watch failed; polling", "key", key, "err", werr)
+			// Try again soon rather than at the strategy's pace, which,
+			// where releases are announced, may be slow; and back off if
+			// subscribing keeps failing.
+			c.log().DebugContext(ctx, "lock: watch failed; trying again", "key", key, "err", werr)
+			unsub++
 		}
 	}
 }
@@ -479,11 +485,13 @@ func sleep(ctx context.Context, d time.Duration, w driver.Watch, local <-chan st
 
 // wokenRetryDelay bounds the wait before the next attempt after n
 // attempts in a row that the backend failed, the first of them made at a
-// release's announcement: 10ms, doubling with each failure. A connection
-// that broke while the waiter slept (a server restart, say) fails the first
-// attempt after it, and the release that woke the waiter will not be
-// announced again: waiting the strategy's delay, meant for a key found
-// held, could leave a free key waiting for long.
+// release's announcement, or after n failed subscriptions to releases:
+// 10ms, doubling with each failure. A connection that broke while the waiter slept (a server
+// restart, say) fails the first attempt after it, and the release that
+// woke the waiter will not be announced again; a waiter whose subscription
+// failed hears of no release at all. Waiting the strategy's delay, meant
+// for a key found held and, where releases are announced, often long,
+// could leave a free key waiting.
 func wokenRetryDelay(n int) time.Duration {
 	return 10 * time.Millisecond << min(n-1, 16)
 }

@@ -827,6 +827,94 @@ func TestAcquire_backendErrorAfterAWakeUpRetriesSoon(t *testing.T) {
 	})
 }
 
+// unsubscribableConn is an announcingConn whose first fail Watch calls
+// fail (all of them if fail < 0).
+type unsubscribableConn struct {
+	*announcingConn
+	fail    int
+	watches atomic.Int32
+}
+
+func (c *unsubscribableConn) Watch(ctx context.Context, key string) (driver.Watch, error) {
+	if n := int(c.watches.Add(1)); c.fail < 0 || n <= c.fail {
+		return nil, errBackendDown
+	}
+	return c.announcingConn.Watch(ctx, key)
+}
+
+// TestAcquire_failedSubscriptionIsRetriedSoon: a waiter whose subscription
+// to releases failed hears of no release, so it tries again after 10ms,
+// 20ms, ... rather than at the strategy's pace; and backs off that way if
+// subscribing keeps failing, rather than hammer the backend.
+func TestAcquire_failedSubscriptionIsRetriedSoon(t *testing.T) {
+	held := func(_ context.Context, n int, _ string) (driver.Lease, error) {
+		return driver.Lease{}, driver.ErrHeld
+	}
+	const poll = time.Minute
+	t.Run("fails twice", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			sc := &scriptedConn{onAcquire: func(_ context.Context, n int, _ string) (driver.Lease, error) {
+				if n <= 4 {
+					return driver.Lease{}, driver.ErrHeld
+				}
+				return driver.Lease{}, nil
+			}}
+			uc := &unsubscribableConn{announcingConn: &announcingConn{scriptedConn: sc, released: make(chan struct{}, 1)}, fail: 2}
+			c := lock.OpenConnector(&scriptedConnector{conn: uc})
+			c.SetLogger(quiet)
+			defer c.Close()
+			done := make(chan error, 1)
+			go func() {
+				l, err := c.Acquire(context.Background(), "k", lock.WithRetry(lock.FixedDelay(poll)))
+				if err == nil {
+					l.Release(context.Background())
+				}
+				done <- err
+			}()
+			synctest.Wait()
+			time.Sleep(time.Second)
+			synctest.Wait()
+			// Attempt 1, subscription failed; 10ms: attempt 2, failed again;
+			// 20ms: attempt 3, subscribed; attempt 4 at once; asleep.
+			acq := sc.acquireCalls()
+			if len(acq) != 4 || uc.watches.Load() != 3 {
+				t.Fatalf("%d attempts and %d subscriptions before the announcement, want 4 and 3", len(acq), uc.watches.Load())
+			}
+			for i, want := range []time.Duration{10 * ms, 20 * ms, 0} {
+				if got := acq[i+1].at.Sub(acq[i].at); got != want {
+					t.Errorf("attempt %d came %v after the one before it, want %v", i+2, got, want)
+				}
+			}
+			uc.released <- struct{}{}
+			if err := <-done; err != nil {
+				t.Fatalf("Acquire: %v", err)
+			}
+			if n := len(sc.acquireCalls()); n != 5 {
+				t.Errorf("%d attempts, want 5", n)
+			}
+		})
+	})
+	t.Run("always fails", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			sc := &scriptedConn{onAcquire: held}
+			uc := &unsubscribableConn{announcingConn: &announcingConn{scriptedConn: sc}, fail: -1}
+			c := lock.OpenConnector(&scriptedConnector{conn: uc})
+			c.SetLogger(quiet)
+			defer c.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if _, err := c.Acquire(ctx, "k", lock.WithRetry(lock.FixedDelay(poll))); !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("Acquire = %v, want the deadline's error", err)
+			}
+			// Attempts at 0, 10ms, 30ms, 70ms, ... 5.11s; the next would be at
+			// 10.23s.
+			if n := len(sc.acquireCalls()); n != 10 {
+				t.Errorf("%d attempts in 10s, want 10: the retries of a failing subscription must back off", n)
+			}
+		})
+	})
+}
+
 func TestAcquire_contextDeadlineEndsWait(t *testing.T) {
 	tests := []struct {
 		name     string

@@ -226,17 +226,26 @@ func TestRestart_clientsSurvive(t *testing.T) {
 	}
 	// Across the restart the waiter also polls every 5s: once in five
 	// fresh-clone CI runs its first wake-up after the restart did not come
-	// within 15s, and that is not diagnosed. One candidate, an attempt made
-	// at the listener's return that fails on a pooled connection the
-	// restart cut, after which the waiter slept its minute-long poll, is
-	// now retried within 10ms by package lock
-	// (TestAcquire_backendErrorAfterAWakeUpRetriesSoon); but here the
-	// listener's own reconnection is the first to take such a connection
-	// from the pool, and 20 runs with a minute-long poll and the CPU loaded
-	// did not stall. The wait through a's new listener below relies on
-	// wake-ups alone.
+	// within 15s, and that is not diagnosed for sure. The likeliest cause:
+	// the test restarted the server as soon as the waiter's LISTEN showed,
+	// which is before its Watch marks the key's row as waited for; on a
+	// loaded machine the marking could meet the restart and fail, and the
+	// waiter then went on without a subscription, polling once a minute.
+	// Package lock now subscribes again within 10ms
+	// (TestAcquire_failedSubscriptionIsRetriedSoon), and the test waits for
+	// the mark too. (Another candidate, an attempt at the listener's return
+	// that fails on a pooled connection the restart cut, is retried within
+	// 10ms too, TestAcquire_backendErrorAfterAWakeUpRetriesSoon; but the
+	// listener's reconnection is the first to take such a connection from
+	// the pool.) The wait through a's new listener below relies on wake-ups
+	// alone.
 	got := waitPolling(ctx, b, key, 5*time.Second)
 	waitFor(t, 10*time.Second, "the waiter to listen", func() bool { return len(listening(t, ad, app)) == 1 })
+	waitFor(t, 10*time.Second, "the key to be marked as waited for", func() bool {
+		var watched bool
+		err := ad.QueryRow(ctx, "SELECT watched FROM "+pgx.Identifier{table}.Sanitize()+" WHERE key = $1", key).Scan(&watched)
+		return err == nil && watched
+	})
 
 	out, err := exec.CommandContext(ctx, script, "restart-postgres").CombinedOutput()
 	if err != nil {
