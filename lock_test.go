@@ -768,6 +768,20 @@ type announcingWatch struct{ c *announcingConn }
 func (w announcingWatch) Released() <-chan struct{} { return w.c.released }
 func (announcingWatch) Close() error                { return nil }
 
+// acquireAndRelease acquires key on c in the background, waiting with
+// opts, releases the lock, and sends Acquire's error.
+func acquireAndRelease(c *lock.Client, key string, opts ...lock.Option) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		l, err := c.Acquire(context.Background(), key, opts...)
+		if err == nil {
+			l.Release(context.Background())
+		}
+		done <- err
+	}()
+	return done
+}
+
 // TestAcquire_backendErrorAfterAWakeUpRetriesSoon: an attempt made at a
 // release's announcement that the backend fails (its connection broke
 // while the waiter slept, say) is retried after 10ms, then 20ms, ..., not
@@ -793,14 +807,7 @@ func TestAcquire_backendErrorAfterAWakeUpRetriesSoon(t *testing.T) {
 		defer c.Close()
 
 		const poll = time.Minute
-		done := make(chan error, 1)
-		go func() {
-			l, err := c.Acquire(context.Background(), "k", lock.WithRetry(lock.FixedDelay(poll)))
-			if err == nil {
-				l.Release(context.Background())
-			}
-			done <- err
-		}()
+		done := acquireAndRelease(c, "k", lock.WithRetry(lock.FixedDelay(poll)))
 		synctest.Wait() // attempts 1 and 2; asleep for up to a minute
 		for len(sc.acquireCalls()) < 3 {
 			time.Sleep(time.Second)
@@ -863,14 +870,7 @@ func TestAcquire_failedSubscriptionIsRetriedSoon(t *testing.T) {
 			c := lock.OpenConnector(&scriptedConnector{conn: uc})
 			c.SetLogger(quiet)
 			defer c.Close()
-			done := make(chan error, 1)
-			go func() {
-				l, err := c.Acquire(context.Background(), "k", lock.WithRetry(lock.FixedDelay(poll)))
-				if err == nil {
-					l.Release(context.Background())
-				}
-				done <- err
-			}()
+			done := acquireAndRelease(c, "k", lock.WithRetry(lock.FixedDelay(poll)))
 			synctest.Wait()
 			time.Sleep(time.Second)
 			synctest.Wait()
