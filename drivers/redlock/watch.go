@@ -98,14 +98,17 @@ func (r *Redlock) Watch(ctx context.Context, key string) (driver.Watch, error) {
 }
 
 // announce passes on an announcement, received from one node, of the
-// release of value on channel.
+// release of value on channel. A release is announced by each of its
+// nodes: value wakes a watcher once, so that the other nodes'
+// announcements do not make it try again for the same release (but see
+// rewake).
 func (s *subscriptions) announce(channel, value string) {
 	s.mu.Lock()
-	if _, ok := s.watchers[channel]; ok {
+	defer s.mu.Unlock()
+	if ws := s.watchers[channel]; ws != nil {
 		s.heard[channel]++
+		signal(ws, value)
 	}
-	s.mu.Unlock()
-	s.wake(channel, value, false)
 }
 
 // announcements returns key's channel and how many announcements it has
@@ -133,46 +136,40 @@ func (s *subscriptions) announcements(key string) (ch string, n uint64, watched 
 // the attempt.
 func (s *subscriptions) rewake(ch string, n uint64) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	ws := s.watchers[ch]
 	for w := range ws {
 		w.last = ""
 	}
-	again := len(ws) > 0 && s.heard[ch] != n
-	s.mu.Unlock()
-	if again {
-		s.wake(ch, "", false)
+	if s.heard[ch] != n {
+		signal(ws, "")
 	}
 }
 
-// wake signals the watchers of channel, or of every channel if all. A
-// release is announced by each of its nodes: value (the released value,
-// "" if unknown) wakes a watcher once, so that the other nodes'
-// announcements do not make it try again for the same release. (An
-// attempt that fails while announcements come in may have raced the rest
-// of the release: Acquire then wakes the watchers again; see rewake.)
-func (s *subscriptions) wake(channel, value string, all bool) {
+// wakeAll signals every watcher.
+func (s *subscriptions) wakeAll() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	signal := func(ws map[*watch]struct{}) {
-		for w := range ws {
-			if value != "" {
-				if w.last == value {
-					continue
-				}
-				w.last = value
-			}
-			select {
-			case w.c <- struct{}{}:
-			default:
-			}
-		}
-	}
-	if !all {
-		signal(s.watchers[channel])
-		return
-	}
 	for _, ws := range s.watchers {
-		signal(ws)
+		signal(ws, "")
+	}
+}
+
+// signal signals the watchers ws of a release of value ("" if unknown),
+// skipping those that value woke already. The subscriptions' mu must be
+// held.
+func signal(ws map[*watch]struct{}, value string) {
+	for w := range ws {
+		if value != "" {
+			if w.last == value {
+				continue
+			}
+			w.last = value
+		}
+		select {
+		case w.c <- struct{}{}:
+		default:
+		}
 	}
 }
 
@@ -414,6 +411,6 @@ func (ns *nodeSub) run() {
 		ns.mu.Unlock()
 		sub.Close()
 		// Releases may have gone unannounced while the connection was down.
-		ns.s.wake("", "", true)
+		ns.s.wakeAll()
 	}
 }
