@@ -82,24 +82,32 @@ func (c *conn) Acquire(ctx context.Context, key, value string, ttl time.Duration
 	}
 	var fence int64
 	err := c.pool.QueryRow(ctx, q, key, value, interval(ttl)).Scan(&fence)
+	lease, err := leaseOf(fence, err, driver.ErrHeld)
+	switch {
+	case err == nil && wasHeld:
+		c.heldMu.Lock()
+		delete(c.held, key)
+		c.heldMu.Unlock()
+	case errors.Is(err, driver.ErrHeld) && !wasHeld:
+		c.heldMu.Lock()
+		if len(c.held) >= heldKeys {
+			clear(c.held)
+		}
+		c.held[key] = struct{}{}
+		c.heldMu.Unlock()
+	}
+	return lease, err
+}
+
+// leaseOf is the outcome of a statement that returns the fence of a lease
+// it granted, given the error of scanning it: the lease, or none if no row
+// came back, or the backend's error.
+func leaseOf(fence int64, err, none error) (driver.Lease, error) {
 	switch {
 	case err == nil:
-		if wasHeld {
-			c.heldMu.Lock()
-			delete(c.held, key)
-			c.heldMu.Unlock()
-		}
 		return driver.Lease{Token: uint64(fence), Fenced: true}, nil
 	case errors.Is(err, pgx.ErrNoRows):
-		if !wasHeld {
-			c.heldMu.Lock()
-			if len(c.held) >= heldKeys {
-				clear(c.held)
-			}
-			c.held[key] = struct{}{}
-			c.heldMu.Unlock()
-		}
-		return driver.Lease{}, driver.ErrHeld
+		return driver.Lease{}, none
 	}
 	return driver.Lease{}, wrap(err)
 }
@@ -119,13 +127,7 @@ func (c *conn) Extend(ctx context.Context, key, value string, ttl time.Duration)
 func (c *conn) Transfer(ctx context.Context, key, value, next string, ttl time.Duration) (driver.Lease, error) {
 	var fence int64
 	err := c.pool.QueryRow(ctx, c.t.transfer, key, value, next, interval(ttl)).Scan(&fence)
-	switch {
-	case err == nil:
-		return driver.Lease{Token: uint64(fence), Fenced: true}, nil
-	case errors.Is(err, pgx.ErrNoRows):
-		return driver.Lease{}, driver.ErrNotHeld
-	}
-	return driver.Lease{}, wrap(err)
+	return leaseOf(fence, err, driver.ErrNotHeld)
 }
 
 func (c *conn) Release(ctx context.Context, key, value string) error {

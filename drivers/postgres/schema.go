@@ -62,25 +62,22 @@ func newTable(name string) (*table, error) {
 	// for a statement that waited for the row lock). ON CONFLICT locks the
 	// row before it looks at the lease, so an attempt on a held key writes
 	// a row lock, and with it a transaction ID and WAL.
-	t.acquire = `INSERT INTO ` + t.ident + ` AS l (key, value, fence, expires_at)
-VALUES ($1::text, $2::text, 1, clock_timestamp() + $3::interval)
+	insert := `INSERT INTO ` + t.ident + ` AS l (key, value, fence, expires_at)
+`
+	grant := `
 ON CONFLICT (key) DO UPDATE
 SET value = excluded.value, fence = l.fence + 1, expires_at = clock_timestamp() + $3::interval
 WHERE l.expires_at <= clock_timestamp()
 RETURNING fence`
+	t.acquire = insert + `VALUES ($1::text, $2::text, 1, clock_timestamp() + $3::interval)` + grant
 
 	// AcquireGuarded is acquire behind a NOT EXISTS guard that reads the
 	// row without locking it: an attempt on a held key then writes nothing,
 	// neither a row lock nor WAL, but every attempt pays for a second look
 	// at the row. The driver uses it for keys it last found held, where
 	// refusals are likely: waiters' retries, and pollers.
-	t.acquireGuarded = `INSERT INTO ` + t.ident + ` AS l (key, value, fence, expires_at)
-SELECT $1::text, $2::text, 1, clock_timestamp() + $3::interval
-WHERE NOT EXISTS (SELECT 1 FROM ` + t.ident + ` WHERE key = $1::text AND expires_at > clock_timestamp())
-ON CONFLICT (key) DO UPDATE
-SET value = excluded.value, fence = l.fence + 1, expires_at = clock_timestamp() + $3::interval
-WHERE l.expires_at <= clock_timestamp()
-RETURNING fence`
+	t.acquireGuarded = insert + `SELECT $1::text, $2::text, 1, clock_timestamp() + $3::interval
+WHERE NOT EXISTS (SELECT 1 FROM ` + t.ident + ` WHERE key = $1::text AND expires_at > clock_timestamp())` + grant
 
 	// Extend never revives a lease that has ended, even if nobody took the
 	// key since.
