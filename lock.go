@@ -486,12 +486,12 @@ func sleep(ctx context.Context, d time.Duration, w driver.Watch, local <-chan st
 // wokenRetryDelay bounds the wait before the next attempt after n
 // attempts in a row that the backend failed, the first of them made at a
 // release's announcement, or after n failed subscriptions to releases:
-// 10ms, doubling with each failure. A connection that broke while the waiter slept (a server
-// restart, say) fails the first attempt after it, and the release that
-// woke the waiter will not be announced again; a waiter whose subscription
-// failed hears of no release at all. Waiting the strategy's delay, meant
-// for a key found held and, where releases are announced, often long,
-// could leave a free key waiting.
+// 10ms, doubling with each failure. A connection that broke while the
+// waiter slept (a server restart, say) fails the first attempt after it,
+// and the release that woke the waiter will not be announced again; a
+// waiter whose subscription failed hears of no release at all. Waiting the
+// strategy's delay, meant for a key found held and, where releases are
+// announced, often long, could leave a free key waiting.
 func wokenRetryDelay(n int) time.Duration {
 	return 10 * time.Millisecond << min(n-1, 16)
 }
@@ -550,7 +550,7 @@ func (c *Client) cleanup(ctx context.Context, cn *conn, key, value string, quiet
 	defer cancel()
 	err := cn.Release(ctx, key, value)
 	if err == nil {
-		c.releasedKeyBut(key, quiet)
+		c.releasedKey(key, quiet)
 		return nil
 	}
 	if errors.Is(err, driver.ErrNotHeld) {

@@ -187,10 +187,10 @@ func (l *Lock) Release(ctx context.Context) error {
 		l.done = true
 		l.endBy(start)
 		l.c.stats.released.Add(1)
-		l.c.releasedKey(l.key)
+		l.c.releasedKey(l.key, nil)
 		return nil
 	case errors.Is(err, driver.ErrNotHeld):
-		l.c.releasedKey(l.key)
+		l.c.releasedKey(l.key, nil)
 		return l.notHeld(start, err)
 	}
 	return opError("release", l.key, err)

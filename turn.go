@@ -228,12 +228,9 @@ func (c *Client) leaveTurn(key string, t *turn) {
 }
 
 // releasedKey tells the waiters of this client, if any, that a lock on key
-// was released.
-func (c *Client) releasedKey(key string) { c.releasedKeyBut(key, nil) }
-
-// releasedKeyBut is releasedKey, unless key's turn is quiet (not nil): the
-// caller holds it, and knows.
-func (c *Client) releasedKeyBut(key string, quiet *turn) {
+// was released, unless key's turn is quiet (nil for none): its holder is
+// the caller, which knows.
+func (c *Client) releasedKey(key string, quiet *turn) {
 	if c.nturns.Load() == 0 {
 		return
 	}
