@@ -107,25 +107,12 @@ func Open(driverName, dsn string) (*Client, error) {
 	if !ok {
 		return nil, opError("open", "", fmt.Errorf("unknown driver %q (forgotten import?)", driverName))
 	}
-	if dc, ok := d.(driver.DriverContext); ok {
-		c, err := dc.OpenConnector(dsn)
-		if err != nil {
-			return nil, opError("open", "", fmt.Errorf("driver %q: %w", driverName, err))
-		}
-		return OpenConnector(c), nil
+	c, err := d.OpenConnector(dsn)
+	if err != nil {
+		return nil, opError("open", "", fmt.Errorf("driver %q: %w", driverName, err))
 	}
-	return OpenConnector(dsnConnector{dsn: dsn, d: d}), nil
+	return OpenConnector(c), nil
 }
-
-// dsnConnector is the Connector of a driver that does not implement
-// driver.DriverContext.
-type dsnConnector struct {
-	dsn string
-	d   driver.Driver
-}
-
-func (c dsnConnector) Connect(context.Context) (driver.Conn, error) { return c.d.Open(c.dsn) }
-func (c dsnConnector) Driver() driver.Driver                        { return c.d }
 
 // OpenConnector returns a [Client] that uses c. It does not contact the
 // backend; the first operation that needs the backend connects.

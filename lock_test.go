@@ -136,26 +136,24 @@ func (c *scriptedConnector) Connect(context.Context) (driver.Conn, error) {
 	return c.conn, nil
 }
 
-func (c *scriptedConnector) Driver() driver.Driver { return openCountingDriver{} }
-
-// openCountingDriver is a driver without driver.DriverContext.
-type openCountingDriver struct {
-	conn  driver.Conn
-	opens *[]string // DSNs Open was called with
-	mu    *sync.Mutex
+// recordingDriver is a driver that records the DSNs it is asked to parse
+// and hands out one scriptedConnector.
+type recordingDriver struct {
+	connector *scriptedConnector
+	mu        *sync.Mutex
+	dsns      *[]string
 }
 
-func (d openCountingDriver) Open(dsn string) (driver.Conn, error) {
+func (d recordingDriver) OpenConnector(dsn string) (driver.Connector, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	*d.opens = append(*d.opens, dsn)
-	return d.conn, nil
+	*d.dsns = append(*d.dsns, dsn)
+	return d.connector, nil
 }
 
 // badDSNDriver is a driver whose OpenConnector refuses every DSN.
 type badDSNDriver struct{ err error }
 
-func (d badDSNDriver) Open(string) (driver.Conn, error)               { return nil, d.err }
 func (d badDSNDriver) OpenConnector(string) (driver.Connector, error) { return nil, d.err }
 
 // backendError is an error of the backend's own type, to check that it
@@ -306,20 +304,23 @@ func TestOpen_connectorFailsWithoutEchoingDSN(t *testing.T) {
 	}
 }
 
-func TestOpen_driverWithoutDriverContextOpensLazily(t *testing.T) {
+func TestOpen_parsesTheDSNOnceAndConnectsAtFirstUse(t *testing.T) {
 	name := uniqueDriverName(t)
-	var opens []string
-	d := openCountingDriver{conn: &scriptedConn{}, opens: &opens, mu: new(sync.Mutex)}
+	var dsns []string
+	d := recordingDriver{connector: &scriptedConnector{conn: &scriptedConn{}}, mu: new(sync.Mutex), dsns: &dsns}
 	lock.Register(name, d)
-	count := func() int { d.mu.Lock(); defer d.mu.Unlock(); return len(opens) }
+	parsed := func() []string { d.mu.Lock(); defer d.mu.Unlock(); return slices.Clone(dsns) }
 
 	c, err := lock.Open(name, "the-dsn")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if n := count(); n != 0 {
-		t.Fatalf("Open called the driver's Open %d times; want 0 until first use", n)
+	if got := parsed(); !slices.Equal(got, []string{"the-dsn"}) {
+		t.Fatalf("Open had the driver parse %q; want just \"the-dsn\"", got)
+	}
+	if n := d.connector.connects.Load(); n != 0 {
+		t.Fatalf("Open connected %d times; want 0 until first use", n)
 	}
 	for range 3 {
 		l := mustAcquire(t, c, "k")
@@ -327,13 +328,12 @@ func TestOpen_driverWithoutDriverContextOpensLazily(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := count(); n != 1 {
-		t.Errorf("driver's Open called %d times over three operations, want 1", n)
+	if n := d.connector.connects.Load(); n != 1 {
+		t.Errorf("Connect called %d times over three operations, want 1", n)
 	}
-	if d.mu.Lock(); opens[0] != "the-dsn" {
-		t.Errorf("driver's Open got DSN %q, want %q", opens[0], "the-dsn")
+	if got := parsed(); len(got) != 1 {
+		t.Errorf("the driver parsed %d DSNs over three operations, want 1", len(got))
 	}
-	d.mu.Unlock()
 }
 
 func TestOpenConnector_connectsOnFirstUseOnly(t *testing.T) {

@@ -13,12 +13,20 @@ import (
 	"testing"
 
 	goredis "github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) {
 	// go-redis logs every failed dial, and the fault test causes many.
 	goredis.SetLogger(quiet{})
-	os.Exit(exclusive(m))
+	code := exclusive(m)
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: errors on successful test run: %v\n", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }
 
 type quiet struct{}

@@ -203,8 +203,6 @@ func (b brokenConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	return b.wrap(in), nil
 }
 
-func (b brokenConnector) Driver() driver.Driver { return b.store.Driver() }
-
 // base passes every call through to the memory driver.
 type base struct{ in driver.Conn }
 

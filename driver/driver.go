@@ -41,19 +41,14 @@ var ErrHeld = errors.New("key is held by another holder")
 var ErrNotHeld = errors.New("key is not held by this value")
 
 // Driver is the interface a lock backend registers with lock.Register.
+//
+// Unlike database/sql/driver, which keeps Driver.Open for drivers written
+// before connectors existed, a driver here has one way in: every lock.Open
+// goes through OpenConnector, so a malformed DSN is reported at once and a
+// driver has one code path to test.
 type Driver interface {
-	// Open returns a new connection to the backend described by dsn. The
-	// returned Conn is used by one lock.Client for its whole life and is
-	// closed by it.
-	Open(dsn string) (Conn, error)
-}
-
-// DriverContext may be implemented by a [Driver] to parse its DSN once, when
-// lock.Open is called, so that a malformed DSN is reported there and not at
-// the first acquisition.
-type DriverContext interface {
 	// OpenConnector parses dsn and returns a Connector for it. It must not
-	// contact the backend.
+	// contact the backend: lock.Open never does.
 	OpenConnector(dsn string) (Connector, error)
 }
 
@@ -67,9 +62,6 @@ type Connector interface {
 	// the core calls it again at the next operation. The context bounds the
 	// call only, not the connection's life.
 	Connect(ctx context.Context) (Conn, error)
-
-	// Driver returns the Driver the connector belongs to.
-	Driver() Driver
 }
 
 // Lease is what a successful [Conn.Acquire] reports besides success.

@@ -42,16 +42,7 @@ func init() {
 // Driver is the goredis driver, registered as "goredis".
 type Driver struct{}
 
-var _ driver.DriverContext = Driver{}
-
-// Open returns a connection to the nodes dsn lists.
-func (d Driver) Open(dsn string) (driver.Conn, error) {
-	c, err := d.OpenConnector(dsn)
-	if err != nil {
-		return nil, err
-	}
-	return c.Connect(context.Background())
-}
+var _ driver.Driver = Driver{}
 
 // OpenConnector parses dsn; it does not contact the nodes.
 func (Driver) OpenConnector(dsn string) (driver.Connector, error) {
@@ -59,7 +50,7 @@ func (Driver) OpenConnector(dsn string) (driver.Connector, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &connector{opts: opts}
+	var clients []*redis.Options
 	for i, raw := range urls {
 		o, err := redis.ParseURL(raw)
 		if err != nil {
@@ -77,9 +68,16 @@ func (Driver) OpenConnector(dsn string) (driver.Connector, error) {
 		if o.TLSConfig == nil {
 			o.Dialer = plainDialer(o)
 		}
-		c.clients = append(c.clients, o)
+		clients = append(clients, o)
 	}
-	return c, nil
+	return redlock.NewConnectorFunc(func() []redlock.Node {
+		// Clients of its own for each connection, which closes them.
+		nodes := make([]redlock.Node, len(clients))
+		for i, o := range clients {
+			nodes[i] = &node{c: redis.NewClient(o), own: true}
+		}
+		return nodes
+	}, opts...)
 }
 
 // query returns the query parameters of a URL that has been parsed before.
@@ -111,30 +109,6 @@ func plainDialer(o *redis.Options) func(ctx context.Context, network, addr strin
 // opaqueConn is a net.Conn without the SyscallConn method.
 type opaqueConn struct{ net.Conn }
 
-// connector builds new clients at each Connect, and the connection owns
-// them.
-type connector struct {
-	clients []*redis.Options
-	opts    []redlock.Option
-}
-
-func (c *connector) Connect(context.Context) (driver.Conn, error) {
-	nodes := make([]redlock.Node, len(c.clients))
-	for i, o := range c.clients {
-		nodes[i] = &node{c: redis.NewClient(o), own: true}
-	}
-	r, err := redlock.New(nodes, c.opts...)
-	if err != nil {
-		for _, n := range nodes {
-			n.Close()
-		}
-		return nil, err
-	}
-	return r, nil
-}
-
-func (c *connector) Driver() driver.Driver { return Driver{} }
-
 // New returns a connector over existing clients, one per independent
 // master; pass it to lock.OpenConnector. The clients are not closed when
 // the lock client is. A *redis.Client, *redis.ClusterClient or failover
@@ -152,23 +126,8 @@ func New(clients []redis.UniversalClient, opts ...redlock.Option) (driver.Connec
 		}
 		nodes[i] = &node{c: c}
 	}
-	// Check the node list now, so that a bad one fails here.
-	if _, err := redlock.New(nodes, opts...); err != nil {
-		return nil, err
-	}
-	return &sharedConnector{nodes: nodes, opts: opts}, nil
+	return redlock.NewConnector(nodes, opts...)
 }
-
-type sharedConnector struct {
-	nodes []redlock.Node
-	opts  []redlock.Option
-}
-
-func (c *sharedConnector) Connect(context.Context) (driver.Conn, error) {
-	return redlock.New(c.nodes, c.opts...)
-}
-
-func (c *sharedConnector) Driver() driver.Driver { return Driver{} }
 
 func respectsDeadlines(c redis.UniversalClient) bool {
 	switch c := c.(type) {

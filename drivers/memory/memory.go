@@ -34,18 +34,12 @@ func init() {
 // uses the one registered as "memory".
 type Driver struct{}
 
-var _ driver.DriverContext = Driver{}
+var _ driver.Driver = Driver{}
 
 var (
 	storesMu sync.Mutex
 	stores   = make(map[string]*Store)
 )
-
-// Open returns a connection to the store named dsn.
-func (d Driver) Open(dsn string) (driver.Conn, error) {
-	c, _ := d.OpenConnector(dsn)
-	return c.Connect(context.Background())
-}
 
 // OpenConnector returns a connector to the store named dsn, creating the
 // store on first use.
@@ -86,9 +80,6 @@ func New() *Store {
 
 // Connect returns a connection to s.
 func (s *Store) Connect(context.Context) (driver.Conn, error) { return conn{s}, nil }
-
-// Driver returns the memory [Driver].
-func (s *Store) Driver() driver.Driver { return Driver{} }
 
 // conn is a client's view of a store. Every method is one step under the
 // store's mutex.

@@ -7,6 +7,7 @@ import (
 	"github.com/distlock/lock/conformance"
 	"github.com/distlock/lock/driver"
 	"github.com/distlock/lock/drivers/mongodb"
+	"github.com/distlock/lock/internal/testenv"
 )
 
 // TestConformance runs the suite on clients opened by DSN, each with a
@@ -22,13 +23,7 @@ func TestConformance(t *testing.T) {
 			}
 			return c
 		},
-		NewConn: func(t *testing.T) driver.Conn {
-			c, err := mongodb.Driver{}.Open(dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return c
-		},
+		NewConn: func(t *testing.T) driver.Conn { return testenv.Connect(t, mongodb.Driver{}, dsn) },
 		Fencing: true,
 		Extend:  true,
 		TTL:     ttl,

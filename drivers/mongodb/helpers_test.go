@@ -90,11 +90,7 @@ func dsnFor(t testing.TB, uri string, kv ...string) string {
 	t.Helper()
 	dsn := withParams(uri, append([]string{"distlock_database", testDB, "distlock_collection", freshCollection(t, uri)}, kv...)...)
 	// Create the collection and its index once, here.
-	c, err := mongodb.Driver{}.Open(dsn)
-	if err != nil {
-		t.Fatalf("creating the collection: %v", err)
-	}
-	c.Close()
+	testenv.Connect(t, mongodb.Driver{}, dsn).Close()
 	return dsn
 }
 

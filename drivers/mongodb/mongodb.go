@@ -291,16 +291,7 @@ const (
 // uses the one registered as "mongodb".
 type Driver struct{}
 
-var _ driver.DriverContext = Driver{}
-
-// Open returns a connection to the server that dsn describes.
-func (d Driver) Open(dsn string) (driver.Conn, error) {
-	c, err := d.OpenConnector(dsn)
-	if err != nil {
-		return nil, err
-	}
-	return c.Connect(context.Background())
-}
+var _ driver.Driver = Driver{}
 
 // OpenConnector parses dsn (see the package documentation) without
 // contacting the server.
@@ -415,9 +406,6 @@ func (c *Connector) Connect(ctx context.Context) (driver.Conn, error) {
 	}
 	return cn, nil
 }
-
-// Driver returns the MongoDB [Driver].
-func (c *Connector) Driver() driver.Driver { return Driver{} }
 
 // String describes the connector without credentials: hosts, database and
 // collection.

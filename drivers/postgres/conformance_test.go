@@ -8,6 +8,7 @@ import (
 	"github.com/distlock/lock/conformance"
 	"github.com/distlock/lock/driver"
 	"github.com/distlock/lock/drivers/postgres"
+	"github.com/distlock/lock/internal/testenv"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -35,13 +36,7 @@ func TestConformance(t *testing.T) {
 			}
 			return c
 		},
-		NewConn: func(t *testing.T) driver.Conn {
-			c, err := postgres.Driver{}.Open(full)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return c
-		},
+		NewConn: func(t *testing.T) driver.Conn { return testenv.Connect(t, postgres.Driver{}, full) },
 		Fencing: true,
 		Extend:  true,
 		Wakeups: true,

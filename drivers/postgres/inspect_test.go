@@ -6,14 +6,12 @@ import (
 
 	"github.com/distlock/lock/driver"
 	"github.com/distlock/lock/drivers/postgres"
+	"github.com/distlock/lock/internal/testenv"
 )
 
 func TestInspect(t *testing.T) {
 	dsn := server(t)
-	dc, err := postgres.Driver{}.Open(withParams(dsn, "distlock_table", freshTable(t, dsn)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	dc := testenv.Connect(t, postgres.Driver{}, withParams(dsn, "distlock_table", freshTable(t, dsn)))
 	defer dc.Close()
 	in := dc.(driver.Inspector)
 	ctx := ctxFor(t, time.Minute)

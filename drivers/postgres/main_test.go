@@ -3,7 +3,7 @@ package postgres_test
 import (
 	"testing"
 
-	"github.com/distlock/lock/internal/leakcheck"
+	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { leakcheck.Main(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -197,16 +197,7 @@ func init() {
 // uses the one registered as "postgres".
 type Driver struct{}
 
-var _ driver.DriverContext = Driver{}
-
-// Open returns a connection to the database that dsn describes.
-func (d Driver) Open(dsn string) (driver.Conn, error) {
-	c, err := d.OpenConnector(dsn)
-	if err != nil {
-		return nil, err
-	}
-	return c.Connect(context.Background())
-}
+var _ driver.Driver = Driver{}
 
 // OpenConnector parses dsn (see the package documentation) without
 // contacting the server.
@@ -287,9 +278,6 @@ func (c *Connector) Connect(ctx context.Context) (driver.Conn, error) {
 	}
 	return newConn(pool, owned, c.t), nil
 }
-
-// Driver returns the PostgreSQL [Driver].
-func (c *Connector) Driver() driver.Driver { return Driver{} }
 
 // String describes the connector without its password: server, database,
 // user and table.

@@ -58,16 +58,7 @@ func init() {
 // Driver is the redigo driver, registered as "redigo".
 type Driver struct{}
 
-var _ driver.DriverContext = Driver{}
-
-// Open returns a connection to the nodes dsn lists.
-func (d Driver) Open(dsn string) (driver.Conn, error) {
-	c, err := d.OpenConnector(dsn)
-	if err != nil {
-		return nil, err
-	}
-	return c.Connect(context.Background())
-}
+var _ driver.Driver = Driver{}
 
 // OpenConnector parses dsn; it does not contact the nodes.
 func (Driver) OpenConnector(dsn string) (driver.Connector, error) {
@@ -75,7 +66,7 @@ func (Driver) OpenConnector(dsn string) (driver.Connector, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &connector{opts: opts}
+	var endpoints []*endpoint
 	seen := make(map[string]int, len(urls))
 	for i, raw := range urls {
 		e, err := parseURL(i, raw)
@@ -86,34 +77,17 @@ func (Driver) OpenConnector(dsn string) (driver.Connector, error) {
 			return nil, fmt.Errorf("redigo: URLs #%d and #%d of the DSN are the same server %s: the nodes must be independent masters", j+1, i+1, e.addr)
 		}
 		seen[e.addr] = i
-		c.endpoints = append(c.endpoints, e)
+		endpoints = append(endpoints, e)
 	}
-	return c, nil
-}
-
-// connector builds new pools at each Connect, and the connection owns
-// them.
-type connector struct {
-	endpoints []*endpoint
-	opts      []redlock.Option
-}
-
-func (c *connector) Connect(context.Context) (driver.Conn, error) {
-	nodes := make([]redlock.Node, len(c.endpoints))
-	for i, e := range c.endpoints {
-		nodes[i] = &node{pool: e.pool(), name: e.addr, dial: e.dialSubscriber, own: true}
-	}
-	r, err := redlock.New(nodes, c.opts...)
-	if err != nil {
-		for _, n := range nodes {
-			n.Close()
+	return redlock.NewConnectorFunc(func() []redlock.Node {
+		// Pools of its own for each connection, which closes them.
+		nodes := make([]redlock.Node, len(endpoints))
+		for i, e := range endpoints {
+			nodes[i] = &node{pool: e.pool(), name: e.addr, dial: e.dialSubscriber, own: true}
 		}
-		return nil, err
-	}
-	return r, nil
+		return nodes
+	}, opts...)
 }
-
-func (c *connector) Driver() driver.Driver { return Driver{} }
 
 // New returns a connector over existing pools, one per independent
 // master; pass it to lock.OpenConnector. The pools are not closed when the
@@ -149,20 +123,5 @@ func New(pools []*redis.Pool, opts ...redlock.Option) (driver.Connector, error) 
 		}
 		nodes[i] = &node{pool: p, name: fmt.Sprintf("pool %d", i), dial: dial}
 	}
-	// Check the node list and options now, so that a bad one fails here.
-	if _, err := redlock.New(nodes, opts...); err != nil {
-		return nil, err
-	}
-	return &sharedConnector{nodes: nodes, opts: opts}, nil
+	return redlock.NewConnector(nodes, opts...)
 }
-
-type sharedConnector struct {
-	nodes []redlock.Node
-	opts  []redlock.Option
-}
-
-func (c *sharedConnector) Connect(context.Context) (driver.Conn, error) {
-	return redlock.New(c.nodes, c.opts...)
-}
-
-func (c *sharedConnector) Driver() driver.Driver { return Driver{} }

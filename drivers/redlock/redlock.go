@@ -162,38 +162,62 @@ var (
 )
 
 // New returns the algorithm over nodes, which must be independent masters:
-// the same node (by its String) twice is refused.
+// the same node (by its String) twice is refused. Closing it closes the
+// nodes. To plug nodes into package lock, use [NewConnector] or
+// [NewConnectorFunc] instead.
 func New(nodes []Node, opts ...Option) (*Redlock, error) {
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkNodes(nodes); err != nil {
+		return nil, err
+	}
+	return newRedlock(nodes, cfg), nil
+}
+
+// newConfig applies opts to the defaults and checks the result.
+func newConfig(opts []Option) (config, error) {
 	cfg := config{nodeTimeout: DefaultNodeTimeout, prefix: DefaultKeyPrefix}
 	for _, o := range opts {
 		if o == nil {
-			return nil, errors.New("redlock: nil Option")
+			return cfg, errors.New("redlock: nil Option")
 		}
 		o(&cfg)
 	}
+	if cfg.nodeTimeout <= 0 {
+		return cfg, fmt.Errorf("redlock: node timeout %v is not positive", cfg.nodeTimeout)
+	}
+	return cfg, nil
+}
+
+// checkNodes checks that nodes is a usable set of independent masters.
+func checkNodes(nodes []Node) error {
 	switch {
 	case len(nodes) == 0:
-		return nil, errors.New("redlock: no nodes")
+		return errors.New("redlock: no nodes")
 	case len(nodes) > MaxNodes:
-		return nil, fmt.Errorf("redlock: %d nodes, over the maximum of %d", len(nodes), MaxNodes)
-	case cfg.nodeTimeout <= 0:
-		return nil, fmt.Errorf("redlock: node timeout %v is not positive", cfg.nodeTimeout)
+		return fmt.Errorf("redlock: %d nodes, over the maximum of %d", len(nodes), MaxNodes)
 	}
 	seen := make(map[string]bool, len(nodes))
 	for i, n := range nodes {
 		if n == nil {
-			return nil, fmt.Errorf("redlock: node %d is nil", i)
+			return fmt.Errorf("redlock: node %d is nil", i)
 		}
 		name := n.String()
 		if seen[name] {
-			return nil, fmt.Errorf("redlock: node %s is listed twice: the nodes must be independent masters", name)
+			return fmt.Errorf("redlock: node %s is listed twice: the nodes must be independent masters", name)
 		}
 		seen[name] = true
 	}
+	return nil
+}
+
+func newRedlock(nodes []Node, cfg config) *Redlock {
 	r := &Redlock{nodes: nodes, cfg: cfg, inflight: make(map[string]*round), undoing: make(map[string]*round)}
 	r.subs = newSubscriptions(r)
 	r.workers = newWorkers()
-	return r, nil
+	return r
 }
 
 // Nodes returns the number of nodes.

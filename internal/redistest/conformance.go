@@ -1,6 +1,7 @@
 package redistest
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -9,17 +10,18 @@ import (
 	"github.com/distlock/lock"
 	"github.com/distlock/lock/conformance"
 	"github.com/distlock/lock/driver"
-	"github.com/distlock/lock/internal/leakcheck"
+	"github.com/distlock/lock/internal/testenv"
+	"go.uber.org/goleak"
 )
 
 // Main runs a Redlock driver package's tests holding the servers
-// exclusively (see Exclusive), then checks that no goroutine was left
-// behind, and exits. Use it as TestMain.
+// exclusively (see Exclusive), then checks with goleak that no goroutine
+// was left behind, and exits. Use it as TestMain.
 func Main(m *testing.M) {
 	code := Exclusive(m)
 	if code == 0 {
-		if leaked := leakcheck.Wait(5 * time.Second); leaked != "" {
-			os.Stderr.WriteString("leakcheck: goroutines still running after the tests:\n\n" + leaked + "\n")
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: errors on successful test run: %v\n", err)
 			code = 1
 		}
 	}
@@ -56,13 +58,7 @@ func harness(name string, d driver.Driver, addrs []string, query string, faults 
 			}
 			return c
 		},
-		NewConn: func(t *testing.T) driver.Conn {
-			c, err := d.Open(dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return c
-		},
+		NewConn: func(t *testing.T) driver.Conn { return testenv.Connect(t, d, dsn) },
 		Fencing: strings.Contains(query, "fencing=true"),
 		Extend:  true,
 		Wakeups: true,

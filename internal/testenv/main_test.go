@@ -1,7 +1,6 @@
 package testenv_test
 
 import (
-	"os"
 	"testing"
 
 	"github.com/distlock/lock/internal/redistest"
@@ -9,4 +8,4 @@ import (
 
 // The smoke test talks to every Redis server: it must not run while
 // another package's fault tests have some of them killed or hung.
-func TestMain(m *testing.M) { os.Exit(redistest.Exclusive(m)) }
+func TestMain(m *testing.M) { redistest.Main(m) }

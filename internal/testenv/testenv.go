@@ -9,6 +9,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/distlock/lock/driver"
 )
 
 const howTo = "start the test servers with `scripts/services.sh up && eval \"$(scripts/services.sh env)\"`, or run `make test`"
@@ -46,4 +48,20 @@ func PostgresDSN(t testing.TB) string {
 func MongoDBURI(t testing.TB) string {
 	t.Helper()
 	return Lookup(t, "DISTLOCK_MONGODB_URI")
+}
+
+// Connect opens a connection of d's to dsn, for tests that talk to a
+// driver directly rather than through a lock.Client, and fails the test
+// if it cannot. The caller closes the connection.
+func Connect(t testing.TB, d driver.Driver, dsn string) driver.Conn {
+	t.Helper()
+	connector, err := d.OpenConnector(dsn)
+	if err != nil {
+		t.Fatalf("OpenConnector: %v", err)
+	}
+	c, err := connector.Connect(t.Context())
+	if err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	return c
 }
