@@ -72,9 +72,9 @@ func (c *Client) Do(ctx context.Context, key string, fn func(context.Context) er
 }
 
 // keep extends l in the background while Do's function runs, until ctx is
-// done, and cancels the function's context with ErrLost when the lock is
+// done, and cancels the function's context (with stop) when the lock is
 // lost.
-func (c *Client) keep(ctx context.Context, l *Lock, ttl time.Duration, lose context.CancelCauseFunc) {
+func (c *Client) keep(ctx context.Context, l *Lock, ttl time.Duration, stop context.CancelCauseFunc) {
 	canExtend := l.cn.extender != nil
 	every := ttl / 3
 	retry := max(every/8, MinTTL/2)
@@ -98,9 +98,9 @@ func (c *Client) keep(ctx context.Context, l *Lock, ttl time.Duration, lose cont
 		now := time.Now()
 		if !now.Before(l.ValidUntil()) {
 			l.mu.Lock()
-			l.lose(now)
+			l.lapse(now)
 			l.mu.Unlock()
-			c.lost(ctx, l, lose, errors.New("its validity ran out"))
+			c.stopLost(ctx, l, stop, errors.New("its validity ran out"))
 			return
 		}
 		start := time.Now()
@@ -111,7 +111,7 @@ func (c *Client) keep(ctx context.Context, l *Lock, ttl time.Duration, lose cont
 		case ctx.Err() != nil: // the function has returned
 			return
 		case errors.Is(err, ErrNotHeld):
-			c.lost(ctx, l, lose, err)
+			c.stopLost(ctx, l, stop, err)
 			return
 		default:
 			c.log().DebugContext(ctx, "lock: extension failed; retrying", "key", l.key, "err", err)
@@ -120,10 +120,11 @@ func (c *Client) keep(ctx context.Context, l *Lock, ttl time.Duration, lose cont
 	}
 }
 
-// lost cancels Do's function with ErrLost and logs why.
-func (c *Client) lost(ctx context.Context, l *Lock, lose context.CancelCauseFunc, why error) {
+// stopLost cancels Do's function, with stop, for a cause matching ErrLost,
+// and logs why.
+func (c *Client) stopLost(ctx context.Context, l *Lock, stop context.CancelCauseFunc, why error) {
 	c.log().WarnContext(ctx, "lock: lost while Do's function ran", "key", l.key, "err", why)
-	lose(fmt.Errorf("%w: %w", ErrLost, why))
+	stop(fmt.Errorf("%w: %w", ErrLost, why))
 }
 
 type lockKey struct{}

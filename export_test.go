@@ -2,7 +2,7 @@ package lock
 
 // Turns returns the number of keys c has waiting Acquire calls for.
 func Turns(c *Client) int {
-	c.turnsMu.Lock()
-	defer c.turnsMu.Unlock()
-	return len(c.turns)
+	c.waits.mu.Lock()
+	defer c.waits.mu.Unlock()
+	return len(c.waits.m)
 }

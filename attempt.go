@@ -1,0 +1,88 @@
+package lock
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"time"
+
+	"github.com/distlock/lock/driver"
+)
+
+// valueBytes is how many random bytes identify one acquisition.
+const valueBytes = 20
+
+// newValue returns a fresh random value for one acquisition: 20 bytes from
+// crypto/rand, in unpadded URL-safe base64 (27 characters), never reused.
+func newValue() string {
+	var b [valueBytes]byte
+	rand.Read(b[:]) // never fails; see crypto/rand.Read
+	var s [27]byte  // base64.RawURLEncoding.EncodedLen(valueBytes)
+	base64.RawURLEncoding.Encode(s[:], b[:])
+	return string(s[:])
+}
+
+// attempt makes one attempt to acquire key with a fresh value. turn is
+// the queue of key whose turn the caller holds, if any: the undoing of a
+// failed attempt does not signal it a release (the caller would take that
+// for a release by another lock of this client, and try again at once).
+func (c *Client) attempt(ctx context.Context, cn *conn, key string, o *options, turn *queue) (*Lock, error) {
+	value := newValue()
+	start := time.Now()
+	lease, err := cn.Acquire(ctx, key, value, o.ttl)
+	if err != nil {
+		if errors.Is(err, driver.ErrHeld) {
+			c.stats.contended.Add(1)
+			return nil, opError("acquire", key, translate(err, driver.ErrHeld, ErrNotAcquired))
+		}
+		c.stats.failed.Add(1)
+		c.cleanup(ctx, cn, key, value, turn)
+		c.log().DebugContext(ctx, "lock: acquire attempt failed", "key", key, "err", err)
+		return nil, opError("acquire", key, err)
+	}
+	l := c.grant(cn, key, value, lease, start, o)
+	if l == nil {
+		c.stats.failed.Add(1)
+		c.cleanup(ctx, cn, key, value, turn)
+		return nil, opError("acquire", key, errTooLate)
+	}
+	c.stats.acquired.Add(1)
+	return l, nil
+}
+
+// grant returns the Lock of value's lease on key, granted by a request
+// sent at start, with the validity that o gives it, or nil if that
+// validity has run out already.
+func (c *Client) grant(cn *conn, key, value string, lease driver.Lease, start time.Time, o *options) *Lock {
+	until := start.Add(o.ttl - drift(o.ttl, o.drift))
+	if !time.Now().Before(until) {
+		return nil
+	}
+	l := &Lock{c: c, cn: cn, key: key, value: value, lease: lease, start: start, drift: o.drift}
+	l.until.Store(int64(until.Sub(start)))
+	return l
+}
+
+// cleanupTimeout bounds the release of a lock that a failed acquisition
+// (or a late extension) may have left behind.
+const cleanupTimeout = 2 * time.Second
+
+// cleanup releases key if value holds it, under its own timeout, since
+// ctx may be the reason the operation failed, and tells the client's calls
+// waiting for key, but for the holder of quiet's turn (if not nil), that
+// key was released. It returns nil once value surely does not hold key.
+func (c *Client) cleanup(ctx context.Context, cn *conn, key, value string, quiet *queue) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	err := cn.Release(ctx, key, value)
+	if err == nil {
+		c.waits.released(key, quiet)
+		return nil
+	}
+	if errors.Is(err, driver.ErrNotHeld) {
+		return nil
+	}
+	c.log().WarnContext(ctx, "lock: cleanup failed; the key may stay held until its TTL runs out", "key", key, "err", err)
+	return err
+}

@@ -1,0 +1,217 @@
+package lock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/distlock/lock/driver"
+)
+
+// Locker is the interface of [*Client], for code that wants to accept any
+// lock client, including test doubles.
+type Locker interface {
+	Acquire(ctx context.Context, key string, opts ...Option) (*Lock, error)
+	TryAcquire(ctx context.Context, key string, opts ...Option) (*Lock, error)
+	Do(ctx context.Context, key string, fn func(context.Context) error, opts ...Option) error
+}
+
+var _ Locker = (*Client)(nil)
+
+// Client is a handle to one lock backend. It is safe for concurrent use by
+// any number of goroutines, and is meant to be opened once and shared.
+type Client struct {
+	connector driver.Connector
+
+	mu     sync.Mutex // serialises connecting and closing
+	conn   atomic.Pointer[conn]
+	closed atomic.Bool
+
+	logger atomic.Pointer[slog.Logger]
+	stats  counters
+	waits  queues // of the calls waiting for keys, by key
+}
+
+// conn is a connected driver.Conn with its optional interfaces resolved, so
+// that the type assertions happen once, here.
+type conn struct {
+	driver.Conn
+	extender   driver.Extender   // nil if unsupported
+	waiter     driver.Waiter     // nil if unsupported
+	transferer driver.Transferer // nil if unsupported
+	pinger     driver.Pinger     // nil if unsupported
+	inspector  driver.Inspector  // nil if unsupported
+}
+
+func newConn(dc driver.Conn) *conn {
+	c := &conn{Conn: dc}
+	c.extender, _ = dc.(driver.Extender)
+	c.waiter, _ = dc.(driver.Waiter)
+	c.transferer, _ = dc.(driver.Transferer)
+	c.pinger, _ = dc.(driver.Pinger)
+	c.inspector, _ = dc.(driver.Inspector)
+	return c
+}
+
+// connect returns the client's connection, connecting on first use.
+func (c *Client) connect(ctx context.Context) (*conn, error) {
+	if cn := c.conn.Load(); cn != nil && !c.closed.Load() {
+		return cn, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed.Load() {
+		return nil, ErrClosed
+	}
+	if cn := c.conn.Load(); cn != nil {
+		return cn, nil
+	}
+	dc, err := c.connector.Connect(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("connect: %w", err)
+	}
+	if dc == nil {
+		return nil, errors.New("connect: driver returned a nil connection")
+	}
+	cn := newConn(dc)
+	c.conn.Store(cn)
+	return cn, nil
+}
+
+// SetLogger sets the logger the client reports unusual events to: a lock
+// lost while [Client.Do] ran, a release or cleanup that failed. Successful
+// operations are logged at debug level only. The default is
+// [slog.Default]; nil restores it. SetLogger is safe to call at any time.
+func (c *Client) SetLogger(l *slog.Logger) { c.logger.Store(l) }
+
+func (c *Client) log() *slog.Logger {
+	if l := c.logger.Load(); l != nil {
+		return l
+	}
+	return slog.Default()
+}
+
+// Ping connects to the backend if the client has not yet, and checks that
+// it answers where the driver can tell.
+func (c *Client) Ping(ctx context.Context) error {
+	cn, err := c.connect(ctx)
+	if err != nil {
+		return opError("ping", "", err)
+	}
+	if cn.pinger != nil {
+		if err := cn.pinger.Ping(ctx); err != nil {
+			return opError("ping", "", err)
+		}
+	}
+	return nil
+}
+
+// Close closes the client's connection to the backend. Locks still held
+// are not released: they expire by their TTL. Every later operation of the
+// client, and of its locks, fails with [ErrClosed]. Closing a closed client
+// does nothing and returns nil.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed.Swap(true) {
+		return nil
+	}
+	var errs []error
+	if cn := c.conn.Load(); cn != nil {
+		errs = append(errs, cn.Close())
+	}
+	if cl, ok := c.connector.(io.Closer); ok {
+		errs = append(errs, cl.Close())
+	}
+	if err := errors.Join(errs...); err != nil {
+		return opError("close", "", err)
+	}
+	return nil
+}
+
+// Stats returns the client's counters since it was opened.
+func (c *Client) Stats() Stats { return c.stats.snapshot() }
+
+// Acquire acquires the lock on key, waiting while someone else holds it.
+// It makes attempts as the retry strategy says ([WithRetry]; by default
+// [DefaultRetry]) until it holds the lock, the strategy gives up, or ctx is
+// done; on drivers that announce releases it wakes as soon as the key is
+// released. An attempt that fails because the backend is unavailable is
+// retried the same way, except that, if the attempt was made at a
+// release's announcement, or if subscribing to releases failed, the next
+// comes sooner if the strategy would wait longer (after 10ms, doubling
+// with each further failure): nothing would announce that release again,
+// and an unsubscribed waiter hears of none.
+//
+// Calls of one client waiting for the same key queue in arrival order: only
+// the first in line tries the backend and listens for releases, and a call
+// that finds others of its client waiting joins the back of the line
+// without trying first. A release by this client wakes the first in line
+// at once; on drivers that can transfer a lease (driver.Transferer), the
+// release hands the lock straight over to it, as long as the run of such
+// handovers on the key has lasted less than 20ms. (TryAcquire does not
+// queue.)
+//
+// When it gives up, the error matches the last attempt's cause
+// ([ErrNotAcquired] if the key was held, or the backend's error) and, if ctx
+// ended the wait, ctx's error as well. A failed or cancelled acquisition
+// leaves nothing held.
+func (c *Client) Acquire(ctx context.Context, key string, opts ...Option) (*Lock, error) {
+	o, err := apply(key, opts)
+	if err != nil {
+		return nil, opError("acquire", key, err)
+	}
+	return c.acquire(ctx, key, &o, true)
+}
+
+// TryAcquire makes exactly one attempt to acquire the lock on key. If
+// someone else holds it, the error matches [ErrNotAcquired]; any other error
+// means the attempt could not be made or completed, and leaves nothing held.
+func (c *Client) TryAcquire(ctx context.Context, key string, opts ...Option) (*Lock, error) {
+	o, err := apply(key, opts)
+	if err != nil {
+		return nil, opError("acquire", key, err)
+	}
+	return c.acquire(ctx, key, &o, false)
+}
+
+// acquire acquires key with checked options: in one attempt, or, if wait,
+// in as many as the key's wait (see wait) calls for.
+func (c *Client) acquire(ctx context.Context, key string, o *options, wait bool) (l *Lock, err error) {
+	cn, err := c.ready(ctx)
+	if err != nil {
+		return nil, opError("acquire", key, err)
+	}
+	if !wait {
+		return c.attempt(ctx, cn, key, o, nil)
+	}
+	w := c.waits.newWait(key, o, cn.waiter, cn.transferer != nil, c.log())
+	defer func() { w.end(l) }()
+	for {
+		if l, err = w.await(ctx); l != nil || err != nil {
+			return l, err
+		}
+		if l, err = c.attempt(ctx, cn, key, o, w.turn()); err == nil {
+			return l, nil
+		}
+		if err = w.failed(ctx, err); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// ready returns the client's connection for an operation under ctx, or
+// why the operation cannot be made.
+func (c *Client) ready(ctx context.Context) (*conn, error) {
+	if c.closed.Load() {
+		return nil, ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return c.connect(ctx)
+}

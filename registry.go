@@ -1,0 +1,66 @@
+package lock
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/distlock/lock/driver"
+)
+
+var (
+	driversMu sync.RWMutex
+	drivers   = make(map[string]driver.Driver)
+)
+
+// Register makes a driver available under name to [Open]. Drivers call it
+// from an init function. It panics if d is nil or if name is already
+// registered, since either is a programming error.
+func Register(name string, d driver.Driver) {
+	driversMu.Lock()
+	defer driversMu.Unlock()
+	if d == nil {
+		panic("lock: Register driver is nil")
+	}
+	if _, dup := drivers[name]; dup {
+		panic("lock: Register called twice for driver " + name)
+	}
+	drivers[name] = d
+}
+
+// Drivers returns the sorted names of the registered drivers.
+func Drivers() []string {
+	driversMu.RLock()
+	defer driversMu.RUnlock()
+	names := make([]string, 0, len(drivers))
+	for name := range drivers {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Open returns a [Client] for the backend that the driver registered as
+// driverName finds at dsn. The driver parses the DSN here, so a malformed
+// one is reported at once; Open never contacts the backend (use
+// [Client.Ping] for that). Errors never repeat the DSN, which may hold a
+// password.
+func Open(driverName, dsn string) (*Client, error) {
+	driversMu.RLock()
+	d, ok := drivers[driverName]
+	driversMu.RUnlock()
+	if !ok {
+		return nil, opError("open", "", fmt.Errorf("unknown driver %q (forgotten import?)", driverName))
+	}
+	c, err := d.OpenConnector(dsn)
+	if err != nil {
+		return nil, opError("open", "", fmt.Errorf("driver %q: %w", driverName, err))
+	}
+	return OpenConnector(c), nil
+}
+
+// OpenConnector returns a [Client] that uses c. It does not contact the
+// backend; the first operation that needs the backend connects.
+func OpenConnector(c driver.Connector) *Client {
+	return &Client{connector: c}
+}
