@@ -165,7 +165,7 @@ func (c *Client) Acquire(ctx context.Context, key string, opts ...Option) (*Lock
 	if err != nil {
 		return nil, opError("acquire", key, err)
 	}
-	return c.acquire(ctx, key, &o, true)
+	return c.acquire(ctx, key, &o)
 }
 
 // TryAcquire makes exactly one attempt to acquire the lock on key. If
@@ -176,18 +176,21 @@ func (c *Client) TryAcquire(ctx context.Context, key string, opts ...Option) (*L
 	if err != nil {
 		return nil, opError("acquire", key, err)
 	}
-	return c.acquire(ctx, key, &o, false)
-}
-
-// acquire acquires key with checked options: in one attempt, or, if wait,
-// in as many as the key's wait (see wait) calls for.
-func (c *Client) acquire(ctx context.Context, key string, o *options, wait bool) (l *Lock, err error) {
 	cn, err := c.ready(ctx)
 	if err != nil {
 		return nil, opError("acquire", key, err)
 	}
-	if !wait {
-		return c.attempt(ctx, cn, key, o, nil)
+	return c.attempt(ctx, cn, key, &o, nil)
+}
+
+// acquire acquires key with checked options, waiting while it is held:
+// it makes attempts until one takes the key, and between them waits as the
+// call's wait (see wait) says, until the next attempt is due or the call
+// gives up.
+func (c *Client) acquire(ctx context.Context, key string, o *options) (l *Lock, err error) {
+	cn, err := c.ready(ctx)
+	if err != nil {
+		return nil, opError("acquire", key, err)
 	}
 	w := c.waits.newWait(key, o, cn.waiter, cn.transferer != nil, c.log())
 	defer func() { w.end(l) }()

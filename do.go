@@ -34,7 +34,7 @@ func (c *Client) Do(ctx context.Context, key string, fn func(context.Context) er
 	if err != nil {
 		return opError("do", key, err)
 	}
-	l, err := c.acquire(ctx, key, &o, true)
+	l, err := c.acquire(ctx, key, &o)
 	if err != nil {
 		return err
 	}
