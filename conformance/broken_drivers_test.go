@@ -1,0 +1,155 @@
+package conformance_test
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/distlock/lock/driver"
+	"github.com/distlock/lock/drivers/memory"
+)
+
+// The broken drivers of broken_test.go's variants: the memory driver with
+// one promise taken away each.
+
+// brokenConnector connects to store and wraps each connection in a broken
+// variant.
+type brokenConnector struct {
+	store *memory.Store
+	wrap  func(driver.Conn) driver.Conn
+}
+
+func (b brokenConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	in, err := b.store.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return b.wrap(in), nil
+}
+
+// base passes every call through to the memory driver.
+type base struct{ in driver.Conn }
+
+func (b base) Acquire(ctx context.Context, key, value string, ttl time.Duration) (driver.Lease, error) {
+	return b.in.Acquire(ctx, key, value, ttl)
+}
+func (b base) Release(ctx context.Context, key, value string) error {
+	return b.in.Release(ctx, key, value)
+}
+func (b base) Extend(ctx context.Context, key, value string, ttl time.Duration) error {
+	return b.in.(driver.Extender).Extend(ctx, key, value, ttl)
+}
+func (b base) Watch(ctx context.Context, key string) (driver.Watch, error) {
+	return b.in.(driver.Waiter).Watch(ctx, key)
+}
+func (b base) Close() error { return b.in.Close() }
+
+// holder returns the value that holds key now.
+func (b base) holder(ctx context.Context, key string) string {
+	h, _, _ := b.in.(driver.Inspector).Inspect(ctx, key)
+	return h.Value
+}
+
+// noExclusion gives every acquisition a key of its own.
+type noExclusion struct{ base }
+
+func (b noExclusion) Acquire(ctx context.Context, key, value string, ttl time.Duration) (driver.Lease, error) {
+	return b.in.Acquire(ctx, key+"\x00"+value, value, ttl)
+}
+func (b noExclusion) Release(ctx context.Context, key, value string) error {
+	return b.in.Release(ctx, key+"\x00"+value, value)
+}
+func (b noExclusion) Extend(ctx context.Context, key, value string, ttl time.Duration) error {
+	return b.base.Extend(ctx, key+"\x00"+value, value, ttl)
+}
+
+// neverExpires grants leases far longer than asked.
+type neverExpires struct{ base }
+
+func (b neverExpires) Acquire(ctx context.Context, key, value string, ttl time.Duration) (driver.Lease, error) {
+	return b.in.Acquire(ctx, key, value, time.Hour)
+}
+func (b neverExpires) Extend(ctx context.Context, key, value string, ttl time.Duration) error {
+	return b.base.Extend(ctx, key, value, time.Hour)
+}
+
+// releasesAnyone releases whoever holds the key.
+type releasesAnyone struct{ base }
+
+func (b releasesAnyone) Release(ctx context.Context, key, value string) error {
+	if err := b.in.Release(ctx, key, value); !errors.Is(err, driver.ErrNotHeld) {
+		return err
+	}
+	if h := b.holder(ctx, key); h != "" {
+		b.in.Release(ctx, key, h)
+	}
+	return driver.ErrNotHeld
+}
+
+// extendsAnyone extends whoever holds the key.
+type extendsAnyone struct{ base }
+
+func (b extendsAnyone) Extend(ctx context.Context, key, value string, ttl time.Duration) error {
+	if err := b.base.Extend(ctx, key, value, ttl); !errors.Is(err, driver.ErrNotHeld) {
+		return err
+	}
+	if h := b.holder(ctx, key); h != "" {
+		b.base.Extend(ctx, key, h, ttl)
+	}
+	return driver.ErrNotHeld
+}
+
+// revivesExpired extends a lease that ran out, if nobody took the key.
+type revivesExpired struct{ base }
+
+func (b revivesExpired) Extend(ctx context.Context, key, value string, ttl time.Duration) error {
+	err := b.base.Extend(ctx, key, value, ttl)
+	if errors.Is(err, driver.ErrNotHeld) && b.holder(ctx, key) == "" {
+		if _, err := b.in.Acquire(ctx, key, value, ttl); err == nil {
+			return nil
+		}
+	}
+	return err
+}
+
+// staleTokens hands out the same token every time.
+type staleTokens struct{ base }
+
+func (b staleTokens) Acquire(ctx context.Context, key, value string, ttl time.Duration) (driver.Lease, error) {
+	l, err := b.in.Acquire(ctx, key, value, ttl)
+	if err == nil {
+		l.Token = 1
+	}
+	return l, err
+}
+
+// transfersAnyone transfers the key from whoever holds it.
+type transfersAnyone struct{ base }
+
+func (b transfersAnyone) Transfer(ctx context.Context, key, value, next string, ttl time.Duration) (driver.Lease, error) {
+	if h := b.holder(ctx, key); h != "" {
+		value = h
+	}
+	return b.in.(driver.Transferer).Transfer(ctx, key, value, next, ttl)
+}
+
+// transfersStaleTokens keeps the token across a transfer.
+type transfersStaleTokens struct{ base }
+
+func (b transfersStaleTokens) Transfer(ctx context.Context, key, value, next string, ttl time.Duration) (driver.Lease, error) {
+	l, err := b.in.(driver.Transferer).Transfer(ctx, key, value, next, ttl)
+	if err == nil {
+		l.Token--
+	}
+	return l, err
+}
+
+// silentReleases claims to announce releases but never does.
+type silentReleases struct{ base }
+
+func (silentReleases) Watch(context.Context, string) (driver.Watch, error) { return silentWatch{}, nil }
+
+type silentWatch struct{}
+
+func (silentWatch) Released() <-chan struct{} { return nil }
+func (silentWatch) Close() error              { return nil }

@@ -1,0 +1,134 @@
+package conformance
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/distlock/lock/driver"
+)
+
+// conn returns a raw driver connection that is closed when the test ends,
+// or skips the test if the harness has none.
+func (s *suite) conn(t *testing.T) driver.Conn {
+	t.Helper()
+	if s.h.NewConn == nil {
+		t.Skip("the harness gives no raw driver connection (Harness.NewConn)")
+	}
+	c := s.h.NewConn(t)
+	if c == nil {
+		t.Fatal("conformance: Harness.NewConn returned nil")
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func (s *suite) driverOwnership(t *testing.T) {
+	ctx := s.ctxFor(t)
+	c := s.conn(t)
+	k := key(t, "")
+	if _, err := c.Acquire(ctx, k, "holder", s.h.TTL); err != nil {
+		t.Fatalf("Acquire: %v", err)
+	}
+	if _, err := c.Acquire(ctx, k, "other", s.h.TTL); !errors.Is(err, driver.ErrHeld) {
+		t.Fatalf("Acquire of a held key = %v, want an error matching driver.ErrHeld", err)
+	}
+	if err := c.Release(ctx, k, "other"); !errors.Is(err, driver.ErrNotHeld) {
+		t.Errorf("Release by a value that does not hold the key = %v, want an error matching driver.ErrNotHeld", err)
+	}
+	if ext, ok := c.(driver.Extender); ok {
+		if err := ext.Extend(ctx, k, "other", time.Hour); !errors.Is(err, driver.ErrNotHeld) {
+			t.Errorf("Extend by a value that does not hold the key = %v, want an error matching driver.ErrNotHeld", err)
+		}
+	}
+	if _, err := c.Acquire(ctx, k, "third", s.h.TTL); !errors.Is(err, driver.ErrHeld) {
+		t.Fatalf("Acquire after a non-holder's Release = %v, want an error matching driver.ErrHeld", err)
+	}
+	// The holder's lease must run out on its own schedule, not an hour later.
+	deadline := time.Now().Add(s.h.TTL * 8)
+	for {
+		_, err := c.Acquire(ctx, k, "fourth", s.h.TTL)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, driver.ErrHeld) {
+			t.Fatalf("Acquire: %v", err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the holder's lease outlived its TTL: a non-holder's Extend extended it")
+		}
+		time.Sleep(s.h.TTL / 10)
+	}
+	if err := c.Release(ctx, k, "fourth"); err != nil {
+		t.Errorf("Release by the holder: %v", err)
+	}
+}
+
+func (s *suite) driverNoRevival(t *testing.T) {
+	ctx := s.ctxFor(t)
+	c := s.conn(t)
+	ext, ok := c.(driver.Extender)
+	if !ok {
+		t.Skip("the driver cannot extend leases")
+	}
+	k := key(t, "")
+	if _, err := c.Acquire(ctx, k, "holder", s.h.TTL); err != nil {
+		t.Fatalf("Acquire: %v", err)
+	}
+	time.Sleep(s.h.TTL * 2)
+	if err := ext.Extend(ctx, k, "holder", time.Hour); !errors.Is(err, driver.ErrNotHeld) {
+		t.Errorf("Extend of an expired lease = %v, want an error matching driver.ErrNotHeld", err)
+	}
+	if _, err := c.Acquire(ctx, k, "next", s.h.TTL); err != nil {
+		t.Errorf("Acquire after a refused Extend of an expired lease = %v: it was revived", err)
+	}
+}
+
+func (s *suite) driverTransfer(t *testing.T) {
+	ctx := s.ctxFor(t)
+	c := s.conn(t)
+	tr, ok := c.(driver.Transferer)
+	if !ok {
+		t.Skip("the driver cannot transfer leases")
+	}
+	k := key(t, "")
+	first, err := c.Acquire(ctx, k, "holder", s.h.TTL)
+	if err != nil {
+		t.Fatalf("Acquire: %v", err)
+	}
+	if _, err := tr.Transfer(ctx, k, "other", "thief", s.h.TTL); !errors.Is(err, driver.ErrNotHeld) {
+		t.Errorf("Transfer by a value that does not hold the key = %v, want an error matching driver.ErrNotHeld", err)
+	}
+	if err := c.Release(ctx, k, "thief"); !errors.Is(err, driver.ErrNotHeld) {
+		t.Errorf("a refused Transfer gave the key away: Release by its target = %v, want driver.ErrNotHeld", err)
+	}
+	second, err := tr.Transfer(ctx, k, "holder", "next", s.h.TTL)
+	if err != nil {
+		t.Fatalf("Transfer by the holder: %v", err)
+	}
+	if s.h.Fencing && (!second.Fenced || second.Token <= first.Token) {
+		t.Errorf("token after Transfer = %+v, want greater than %+v", second, first)
+	}
+	if _, err := c.Acquire(ctx, k, "third", s.h.TTL); !errors.Is(err, driver.ErrHeld) {
+		t.Errorf("Acquire right after a Transfer = %v, want driver.ErrHeld: the key must never be free in between", err)
+	}
+	if err := c.Release(ctx, k, "holder"); !errors.Is(err, driver.ErrNotHeld) {
+		t.Errorf("Release by the former holder after a Transfer = %v, want driver.ErrNotHeld", err)
+	}
+	// The new lease expires on its own schedule, and then cannot be
+	// transferred.
+	time.Sleep(s.h.TTL * 2)
+	if _, err := tr.Transfer(ctx, k, "next", "late", time.Hour); !errors.Is(err, driver.ErrNotHeld) {
+		t.Errorf("Transfer of an expired lease = %v, want an error matching driver.ErrNotHeld", err)
+	}
+	third, err := c.Acquire(ctx, k, "fourth", s.h.TTL)
+	if err != nil {
+		t.Fatalf("Acquire after the transferred lease expired: %v", err)
+	}
+	if s.h.Fencing && third.Token <= second.Token {
+		t.Errorf("token after the transferred lease = %d, want greater than %d", third.Token, second.Token)
+	}
+	if err := c.Release(ctx, k, "fourth"); err != nil {
+		t.Errorf("Release: %v", err)
+	}
+}
