@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -14,63 +13,6 @@ import (
 	"github.com/distlock/lock/drivers/memory"
 	"github.com/distlock/lock/fencing"
 )
-
-// countingConn is a memory store's connection that counts acquisition
-// attempts.
-type countingConn struct {
-	driver.Conn
-	attempts atomic.Int64
-}
-
-func (c *countingConn) Acquire(ctx context.Context, key, value string, ttl time.Duration) (driver.Lease, error) {
-	c.attempts.Add(1)
-	return c.Conn.Acquire(ctx, key, value, ttl)
-}
-
-func (c *countingConn) Watch(ctx context.Context, key string) (driver.Watch, error) {
-	return c.Conn.(driver.Waiter).Watch(ctx, key)
-}
-
-// openCounting returns a client on store whose attempts cc counts.
-func openCounting(t *testing.T, store *memory.Store) (*lock.Client, *countingConn) {
-	t.Helper()
-	dc, err := store.Connect(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cc := &countingConn{Conn: dc}
-	c := lock.OpenConnector(&scriptedConnector{conn: cc})
-	c.SetLogger(quiet)
-	t.Cleanup(func() { c.Close() })
-	return c, cc
-}
-
-// acquired is what a waiter started by startWaiters got: its number, in
-// the order started, and its lock (nil if Acquire failed, which the test
-// is told of).
-type acquired struct {
-	i int
-	l *lock.Lock
-}
-
-// startWaiters starts n calls of c.Acquire(key), one after another, each
-// once the previous one waits, so that they queue in that order. Each
-// reports on the channel returned when its Acquire returns.
-func startWaiters(t *testing.T, c *lock.Client, key string, n int, opts ...lock.Option) <-chan acquired {
-	t.Helper()
-	got := make(chan acquired, n)
-	for i := range n {
-		go func() {
-			l, err := c.Acquire(context.Background(), key, opts...)
-			if err != nil {
-				t.Error(err)
-			}
-			got <- acquired{i, l}
-		}()
-		synctest.Wait()
-	}
-	return got
-}
 
 func TestAcquire_waitersOfOneClientTakeTurns(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -234,36 +176,6 @@ func TestAcquire_queuesBehindWaitingCalls(t *testing.T) {
 			t.Errorf("%d turns left, want 0", n)
 		}
 	})
-}
-
-// transferConn is a countingConn that also hands leases over, counting
-// the handovers, and blocks each one until unblock is closed (if set).
-type transferConn struct {
-	*countingConn
-	transfers atomic.Int64
-	unblock   chan struct{}
-}
-
-func (c *transferConn) Transfer(ctx context.Context, key, value, next string, ttl time.Duration) (driver.Lease, error) {
-	c.transfers.Add(1)
-	if c.unblock != nil {
-		<-c.unblock
-	}
-	return c.Conn.(driver.Transferer).Transfer(ctx, key, value, next, ttl)
-}
-
-// openTransfer returns a client on store that hands leases over.
-func openTransfer(t *testing.T, store *memory.Store, unblock chan struct{}) (*lock.Client, *transferConn) {
-	t.Helper()
-	dc, err := store.Connect(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	tc := &transferConn{countingConn: &countingConn{Conn: dc}, unblock: unblock}
-	c := lock.OpenConnector(&scriptedConnector{conn: tc})
-	c.SetLogger(quiet)
-	t.Cleanup(func() { c.Close() })
-	return c, tc
 }
 
 func TestRelease_handsOverToWaitingCall(t *testing.T) {
