@@ -1,5 +1,9 @@
 package lock_test
 
+// A client's queue of waiting calls, end to end on the memory driver: turns
+// in arrival order, handovers on Release. wait_test.go tests the queue's
+// parts alone.
+
 import (
 	"context"
 	"errors"
@@ -135,8 +139,8 @@ func TestAcquire_turnPassesWhenItsHolderGivesUp(t *testing.T) {
 		if d := time.Since(start); d != 0 {
 			t.Errorf("second waiter acquired %v after the release, want at once", d)
 		}
-		if n := lock.Turns(c); n != 0 {
-			t.Errorf("%d turns left after all waiters returned, want 0", n)
+		if n := lock.Queues(c); n != 0 {
+			t.Errorf("%d queues left after all waiters returned, want 0", n)
 		}
 	})
 }
@@ -172,8 +176,8 @@ func TestAcquire_queuesBehindWaitingCalls(t *testing.T) {
 		if a, b := <-order, <-order; a != "waiter" || b != "releaser" {
 			t.Errorf("acquired in the order %s, %s; want the waiter first", a, b)
 		}
-		if n := lock.Turns(c); n != 0 {
-			t.Errorf("%d turns left, want 0", n)
+		if n := lock.Queues(c); n != 0 {
+			t.Errorf("%d queues left, want 0", n)
 		}
 	})
 }
@@ -302,8 +306,8 @@ func TestRelease_handoverToCallThatGaveUp(t *testing.T) {
 		if _, ok, _ := inspect(t, store, "k"); ok {
 			t.Error("the key is held after the waiter gave up; want it given back")
 		}
-		if n := lock.Turns(c); n != 0 {
-			t.Errorf("%d turns left, want 0", n)
+		if n := lock.Queues(c); n != 0 {
+			t.Errorf("%d queues left, want 0", n)
 		}
 	})
 }
