@@ -175,11 +175,12 @@ func (l *Lock) Release(ctx context.Context) error {
 func (l *Lock) handOver(ctx context.Context, h *handover, start time.Time) error {
 	c := l.c
 	next := newValue()
-	lease, err := l.cn.transferer.Transfer(ctx, l.key, l.value, next, h.o.ttl)
+	lease, err := l.cn.transferer.Transfer(ctx, l.key, l.value, next, h.ttl)
 	switch {
 	case err == nil:
 		l.released(start)
-		if nl := c.grant(l.cn, l.key, next, lease, start, &h.o); nl == nil {
+		o := options{ttl: h.ttl, drift: h.drift}
+		if nl := c.grant(l.cn, l.key, next, lease, start, &o); nl == nil {
 			c.stats.failed.Add(1)
 		} else if h.deliver(nl) {
 			c.stats.acquired.Add(1)

@@ -121,7 +121,8 @@ const handoverWindow = 20 * time.Millisecond
 type handover struct {
 	qs     *queues
 	q      *queue
-	o      options       // the waiting call's (a copy, so that its own stays on its stack)
+	ttl    time.Duration // the waiting call's TTL
+	drift  float64       // and drift factor
 	state  handoverState // guarded by qs.mu
 	result chan *Lock    // the lock handed over, or nil if the handover failed
 }
@@ -139,7 +140,7 @@ const (
 // offer makes the holder of q's turn, waiting with options o, the taker of
 // the next handover of q's key.
 func (qs *queues) offer(q *queue, o *options) *handover {
-	h := &handover{qs: qs, q: q, o: *o, result: make(chan *Lock, 1)}
+	h := &handover{qs: qs, q: q, ttl: o.ttl, drift: o.drift, result: make(chan *Lock, 1)}
 	qs.mu.Lock()
 	q.offer = h
 	qs.mu.Unlock()
@@ -221,7 +222,7 @@ func (h *handover) deliver(l *Lock) bool {
 type wait struct {
 	qs     *queues
 	key    string
-	o      *options
+	o      options // the call's (a copy, so that the caller's stays on its stack)
 	waiter driver.Waiter // nil if the driver does not announce releases
 	offers bool          // the driver transfers leases: offer to take over the key's lock
 	log    *slog.Logger
@@ -260,7 +261,7 @@ const (
 // driver that announces releases through w (nil if it does not) and, if
 // offers, can transfer leases.
 func (qs *queues) newWait(key string, o *options, w driver.Waiter, offers bool, log *slog.Logger) *wait {
-	return &wait{qs: qs, key: key, o: o, waiter: w, offers: offers, log: log}
+	return &wait{qs: qs, key: key, o: *o, waiter: w, offers: offers, log: log}
 }
 
 // await returns when it is the call's time to make an attempt: at once
@@ -429,7 +430,7 @@ func (w *wait) localReleases() <-chan struct{} {
 // transfers leases: until the timer fires, it also offers to take over
 // the key's lock if this client holds it and releases it.
 func (w *wait) sleepOffering(ctx context.Context, timer <-chan time.Time) (*Lock, error) {
-	h := w.qs.offer(w.q, w.o)
+	h := w.qs.offer(w.q, &w.o)
 	woken := false
 	select {
 	case l := <-h.result:

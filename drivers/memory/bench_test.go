@@ -2,6 +2,7 @@ package memory_test
 
 import (
 	"context"
+	"runtime"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -45,6 +46,30 @@ func BenchmarkMemoryAcquireRelease_parallel(b *testing.B) {
 				return
 			}
 			l.Release(ctx)
+		}
+	})
+}
+
+// BenchmarkMemoryContended runs 8 goroutines taking turns at one key
+// through one client with Acquire, so that it measures the core's waiting:
+// the per-key queue, wake-ups on release and handovers.
+func BenchmarkMemoryContended(b *testing.B) {
+	c := lock.OpenConnector(memory.New())
+	defer c.Close()
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.SetParallelism(8 / max(runtime.GOMAXPROCS(0), 1))
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			l, err := c.Acquire(ctx, "bench")
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			if err := l.Release(ctx); err != nil {
+				b.Error(err)
+				return
+			}
 		}
 	})
 }
