@@ -11,7 +11,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 )
 
-// Clock measurement; see "Server time" in the package documentation.
+// Clock measurement; see "Server time" in DESIGN.md.
 const (
 	// clockSamples is how many hellos a measurement takes; the one with
 	// the shortest round trip wins.

@@ -15,7 +15,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/readpref"
 )
 
-// grant is a grant document; see "Documents" in the package documentation.
+// grant is a grant document; see "Documents" in DESIGN.md.
 type grant struct {
 	ID       string        `bson:"_id"`
 	Key      string        `bson:"key"`
@@ -28,7 +28,8 @@ type grant struct {
 
 // youngAt reports whether g is a tombstone created recently enough, for
 // an attempt whose clock reading c0 has upper bound hi, that the attempt
-// may insert its successor without reading it again (see Safety).
+// may insert its successor without reading it again (see "Young
+// tombstones" in DESIGN.md).
 func (g *grant) youngAt(hi time.Time) bool {
 	return g.Released && g.Created != 0 && g.Created > ceilMillis(hi.Add(-youngWindow()))
 }
@@ -64,7 +65,7 @@ func grantID(key string, f int64) string {
 // grant's with 'g'.
 func headID(key string) string { return "h:" + key }
 
-// Timing; see "Safety" and "Housekeeping" in the package documentation.
+// Timing; see "Safety" and "Housekeeping" in DESIGN.md.
 // Variables only so that tests can shorten them (together).
 var (
 	// insertGrace bounds an acquisition attempt, from before its first
@@ -77,7 +78,7 @@ var (
 )
 
 // serverLag bounds how long after its attempt's deadline the server may
-// execute an insert: assumption (4) in Safety.
+// execute an insert: assumption (4) of "Safety" in DESIGN.md.
 const serverLag = 15 * time.Second
 
 // youngWindow is how recent a tombstone must be for Acquire to insert its
@@ -246,20 +247,14 @@ var errDiscovery = errors.New("mongodb: could not find the key's latest grant: i
 // discover finds key's latest grant. It returns its fence h and the
 // grant (nil when h is 0) such that, after the call began, a read found
 // grant h+1 absent and a later read found grant h present (or, for h == 0,
-// the key's head document absent). That pair of reads is what the safety
-// argument needs; where the starting fence came from (cache, head, scan)
-// only matters for speed.
+// the key's head document absent): the pair of reads that "Discovery" in
+// DESIGN.md needs. Where the starting fence came from only matters for
+// speed.
 //
-// If heldAt is not zero and the grant h that discovery read on its way, or
-// that the connection remembers (see known), is held by that bound once
-// h+1 is found absent, discovery returns it with held true without
-// reading it again: that answer is ErrHeld, which needs no ordering of
-// reads. So a waiter that knows the holder's grant polls with one find.
-//
-// If young is not zero and grant h (as known) is a tombstone young by
-// that bound (see grant.youngAt) once h+1 is found absent, discovery
-// returns it without reading it again: the insert of h+1 is safe by the
-// tombstone's age.
+// Once h+1 is found absent, discovery returns grant h without reading it
+// again if it is held by the bound heldAt (held is true: an ErrHeld, which
+// needs no ordering of reads), or a tombstone young by the bound young
+// (see grant.youngAt). A zero bound turns its shortcut off.
 func (c *conn) discover(ctx context.Context, key string, heldAt, young time.Time) (h int64, g *grant, held bool, err error) {
 	k, ok := c.known(key)
 	h = k.fence
@@ -412,7 +407,8 @@ func (c *conn) Acquire(ctx context.Context, key, value string, ttl time.Duration
 func (c *conn) acquire(ctx context.Context, key, value string, ttl time.Duration) (driver.Lease, error) {
 	c0 := time.Now()
 	lo, hi := c.clock.bounds(c0)
-	// The insert must be done within insertGrace of c0 (see Safety).
+	// The insert must be done within insertGrace of c0 (see "Inserts" in
+	// DESIGN.md).
 	ctx, cancel := context.WithDeadline(ctx, c0.Add(insertGrace))
 	defer cancel()
 
@@ -526,7 +522,8 @@ func (c *conn) Extend(ctx context.Context, key, value string, ttl time.Duration)
 func (c *conn) Release(ctx context.Context, key, value string) error {
 	s := time.Now()
 	_, hi := c.clock.bounds(s)
-	// The tombstone must land within insertGrace of s (see Safety).
+	// The tombstone must land within insertGrace of s (see "Inserts" in
+	// DESIGN.md).
 	ctx, cancel := context.WithDeadline(ctx, s.Add(insertGrace))
 	defer cancel()
 	l, mine, ok, err := c.holding(ctx, key, value)

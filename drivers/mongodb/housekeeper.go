@@ -46,8 +46,8 @@ type headUpdate struct {
 
 // housekeeper is a connection's background goroutine: it raises head
 // documents, measures the server's clock again every clockRefresh, forgets
-// ended leases and deletes superseded grants (see Housekeeping in the
-// package documentation).
+// ended leases and deletes superseded grants (see "Housekeeping" in
+// DESIGN.md).
 type housekeeper struct {
 	coll  *mongo.Collection
 	clock *serverClock
