@@ -114,7 +114,7 @@ ON CONFLICT (key) DO UPDATE SET watched = true`
 FROM ` + t.ident + ` WHERE key = $1 AND expires_at > clock_timestamp()`
 
 	// A low fillfactor keeps a hot key's chain of row versions short: see
-	// the package documentation, The table.
+	// "Fillfactor" in DESIGN.md.
 	t.create = `CREATE TABLE IF NOT EXISTS ` + t.ident + ` (
 	key        text COLLATE "C" PRIMARY KEY,
 	value      text        NOT NULL,

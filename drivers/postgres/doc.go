@@ -1,0 +1,58 @@
+// Package postgres is a lock driver for PostgreSQL, registered as
+// "postgres", over github.com/jackc/pgx/v5. Locks are leases in a table,
+// and the server's clock decides when a lease has ended, so clients' clocks
+// never decide who owns a key. Every key has a fencing counter that grows
+// with each acquisition. Acquire, Extend and Release are one statement and
+// one round trip each, and releases are announced with NOTIFY, so that
+// waiters wake at once.
+//
+//	import _ "github.com/distlock/lock/drivers/postgres"
+//
+//	c, err := lock.Open("postgres", "postgres://app@db.example.com/app?distlock_table=app_locks")
+//
+// A program that already has a pool passes it to [New], and the connector
+// to lock.OpenConnector. Otherwise each lock.Client gets a pgx pool of its
+// own; either way a client takes one more connection, to listen on, the
+// first time it waits for a key.
+//
+// The DSN is anything pgx accepts: a postgres:// or postgresql:// URL or a
+// keyword/value string, with the PG* environment variables as defaults and
+// pgxpool's pool_* parameters. The driver's own parameters (any other
+// distlock_ parameter is an error) are:
+//
+//	distlock_table         the lease table: a name, or schema.name (default distlock_leases)
+//	distlock_create_table  false: never create the table, only check that it exists (default true)
+//
+// The table name is letters, digits and '_', not starting with a digit, at
+// most 63 bytes with its schema; it is used as written, quoted, so it is
+// case-sensitive, and its schema must exist. lock.Open reports a malformed
+// DSN without contacting the server; no error and no String method shows a
+// password.
+//
+// Tokens are as durable as the server's commits. On the connections of its
+// own pools the driver raises synchronous_commit to "on" where the server
+// has it at "off", "local" or "remote_write", unless the DSN sets
+// synchronous_commit; a pool given to [New] is used as it is configured.
+// With asynchronous replication a failover can still lose the latest grants
+// and hand their tokens out again: use synchronous replication where that
+// matters.
+//
+// What it does not guarantee, and what to do about it:
+//   - A step of the server's clock (by hand, or by NTP) lengthens or shortens
+//     every lease by the step.
+//   - Rows are never deleted, so that a key's tokens never go back: the table
+//     keeps a row per key ever used or waited for. A program with unbounded
+//     sets of keys may delete rows whose lease ended long ago, and those
+//     keys' tokens then start again from 1.
+//   - LISTEN does not pass through poolers in transaction mode (PgBouncer and
+//     the like): there waiters poll. An expiry is not announced either;
+//     waiters find the key free at their next poll.
+//   - Leases live in the table, not in sessions: a client whose connections
+//     are cut keeps its locks until their TTL runs out. A call cut in flight
+//     may or may not have taken effect.
+//   - There is no advisory-lock mode: pg_advisory_lock has no TTL, pins a
+//     connection per lock, and breaks behind a pooler in transaction mode.
+//
+// The design, the argument for its safety, and the measurements that chose
+// it are in DESIGN.md beside this file.
+package postgres
