@@ -1,90 +1,3 @@
-// Package redlock implements the Redlock algorithm of the Redis "distlock"
-// document over N independent Redis masters, once, for the drivers that
-// expose it over a client library: drivers/goredis (go-redis v9, registered
-// as "goredis") and drivers/redigo (redigo, registered as "redigo"). Most
-// programs use those through package lock and never import this one; it is
-// for those who bring their own [Node] implementation.
-//
-// # The algorithm
-//
-// With N nodes, a quorum is N/2+1; N=1 is the single-instance lock.
-//
-//   - Acquire sends SET key value NX PX ttl to every node at once, each
-//     under a per-node timeout (default [DefaultNodeTimeout], 50ms; see
-//     [WithNodeTimeout]) that is small against the TTL, so that a hung node
-//     costs at most that long. It succeeds as soon as a quorum said OK, and
-//     fails as soon as a quorum is out of reach: a slow minority delays
-//     neither. The lock's validity (TTL minus the time the round took minus
-//     the drift allowance) is computed and checked by package lock, which
-//     releases a lock that came back too late.
-//   - A failed attempt is undone on every node that set the key or did not
-//     answer, each only once its own SET has answered or timed out (so the
-//     release never overtakes the SET on that node), under a timeout of its
-//     own rather than the caller's context. The client's next attempt on
-//     the key waits, node by node, for that undoing: a retry that overtook
-//     it would find the key held by its own failed attempt.
-//   - Release is compare-and-delete and extension compare-and-PEXPIRE, by
-//     Lua script, on all nodes; they count only with a quorum. A key that
-//     expired is gone, so an expired lease is never revived.
-//   - When a round fails because nodes did not answer, the error is a
-//     [*QuorumError] that says so, never driver.ErrHeld: "someone else
-//     holds it" and "the nodes are unavailable" stay distinct.
-//
-// Keys and values reach Redis only as KEYS and ARGV of scripts or as
-// command arguments. The lock for key K is stored at PREFIX{K} (prefix
-// "distlock:" by default, see [WithKeyPrefix]); the braces make it a Redis
-// Cluster hash tag, so that a key and its fencing counter PREFIX{K}:fence
-// live on the same shard.
-//
-// # Wake-ups
-//
-// Release publishes the released value on the channel PREFIX{K}:released
-// of every node it deletes the key on. Waiters subscribe to that channel on
-// every node, over one publish/subscribe connection per node and client,
-// and wake once per release, at its first announcement (the value tells
-// the other nodes' announcements of the same release apart). When an
-// attempt of their client finds the key held, they wake again at the next
-// announcement, or at once if announcements came in during the attempt:
-// woken by the first node to release the key, the attempt may have reached
-// other nodes before the release did. Package lock polls as a safety net,
-// since an expiry is not announced. A subscription
-// counts once a quorum of nodes confirmed it: every release that frees the
-// key reaches a quorum, and two quorums share a node. A pub/sub connection
-// that fails is reopened, and its waiters are woken, since a release may
-// have been missed meanwhile.
-//
-// The undoing of a failed attempt is not announced. When several clients
-// wake at one release and split the nodes' votes so that none wins, each
-// undoes its partial grant; were that announced, it would wake them all at
-// once again, to split the votes again. Unannounced, they try again after
-// the retry strategy's jittered delay, which sets them apart.
-//
-// # Fencing tokens (opt-in)
-//
-// With [WithFencing], each key also has a counter on every node. Acquire
-// reads it from the nodes where it set the key, computes t = max+1, and
-// raises the counter to t on those nodes with a script that first checks
-// that the node still holds our value; the token counts only if a quorum
-// took the write before the lock's validity ran out. Any later holder's
-// quorum shares a node with that write quorum, and on that node it could
-// only lock after our key was gone, that is after our write, so it reads at
-// least t. This costs a second round trip per acquisition. Counters are
-// never deleted (one small key per lock key ever used), and Lua numbers are
-// exact only up to 2^53, which no counter reaches in practice.
-//
-// # Restarts and persistence
-//
-// Like the lock itself, the guarantees are only as strong as the nodes'
-// memory. A node that restarts empty forgets the locks it held, and with it
-// a holder's quorum may shrink below a majority while another client takes
-// the same key on the restarted node and the others. The Redis document's
-// advice, which we make ours: either run the nodes with AOF and
-// appendfsync always (slow), or keep a restarted node out of service for at
-// least the longest TTL in use ("delayed restart"), so that every lock it
-// knew about has expired before it answers again. Counters for fencing
-// tokens are lost the same way; with delayed restarts the restarted node's
-// counter starts again from zero, but any quorum still includes a node that
-// kept its counter, and t is the maximum over the quorum.
 package redlock
 
 import (
@@ -131,7 +44,8 @@ type Option func(*config)
 func WithNodeTimeout(d time.Duration) Option { return func(c *config) { c.nodeTimeout = d } }
 
 // WithFencing turns fencing tokens on or off (default off). See the
-// package documentation for what they cost and guarantee.
+// package documentation for what they cost and guarantee, and "Fencing
+// tokens" in DESIGN.md for how they work.
 func WithFencing(on bool) Option { return func(c *config) { c.fencing = on } }
 
 // WithKeyPrefix sets the prefix of every key stored in Redis (default
@@ -411,7 +325,7 @@ func (r *Redlock) fence(ctx context.Context, acq *round, lk, value string) (driv
 }
 
 // undo releases lk on n after a failed acquisition, without announcing
-// it: see the package documentation, Wake-ups.
+// it: see "Wake-ups" in DESIGN.md.
 func (r *Redlock) undo(ctx context.Context, n Node, lk, value string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(cleanupTimeout, r.cfg.nodeTimeout))
 	defer cancel()

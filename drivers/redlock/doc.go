@@ -1,0 +1,46 @@
+// Package redlock implements the Redlock algorithm of the Redis "distlock"
+// document over N independent Redis masters, once, for the drivers that
+// expose it over a client library: drivers/goredis (go-redis v9, registered
+// as "goredis") and drivers/redigo (redigo, registered as "redigo"). Most
+// programs use those through package lock and never import this one; it is
+// for those who bring their own [Node] implementation:
+//
+//	connector, err := redlock.NewConnector([]redlock.Node{n1, n2, n3}, redlock.WithFencing(true))
+//	c := lock.OpenConnector(connector)
+//
+// With N nodes a lock needs a quorum of N/2+1; N=1 is the single-instance
+// lock. Acquire sets the key on every node at once, each request under a
+// per-node timeout ([WithNodeTimeout], default 50ms) kept small against the
+// TTL, and decides as soon as a quorum said yes or is out of reach, so a
+// slow or hung minority delays nothing. A failed attempt is undone on the
+// nodes it may have reached. Release and Extend are compare-and-delete and
+// compare-and-PEXPIRE scripts and count only with a quorum; an expired
+// lease is never revived. A round that failed because nodes did not answer
+// returns a [*QuorumError], never driver.ErrHeld.
+//
+// The lock for key K is stored at PREFIX{K} ([DefaultKeyPrefix] unless
+// [WithKeyPrefix] says otherwise), a Redis Cluster hash tag that keeps it
+// on the shard of its fencing counter PREFIX{K}:fence; releases are
+// published on PREFIX{K}:released, where waiters listen. Keys and values
+// reach Redis only as script or command arguments. DSNs of the Redis
+// drivers may set node_timeout, fencing and key_prefix: see [ParseDSN].
+//
+// Fencing tokens ([WithFencing], off by default) cost a second round trip
+// per acquisition. A key's tokens strictly increase while no node loses
+// its data; counters are never deleted (a small key per lock key ever
+// used).
+//
+// Restarts. The guarantees are only as strong as the nodes' memory. A node
+// that restarts empty forgets the locks it held, and another client may
+// then take a key that is still held. Follow the Redis document's advice:
+// run the nodes with AOF and appendfsync always (slow), or keep a restarted
+// node out of service for at least the longest TTL in use (a delayed
+// restart), so that every lock it knew has expired before it answers
+// again. A delayed restart protects the locks but not the fencing
+// counters: the restarted node's counters start again from zero, and a
+// later token can repeat an earlier one or go below it. Where tokens
+// matter, run the nodes with appendfsync always. A failover to a replica
+// that missed a write is a restart without the delay.
+//
+// The design, and the argument for its safety, are in DESIGN.md beside this file.
+package redlock
