@@ -42,42 +42,36 @@ func init() {
 // Driver is the goredis driver, registered as "goredis".
 type Driver struct{}
 
-var _ driver.Driver = Driver{}
-
 // OpenConnector parses dsn; it does not contact the nodes.
 func (Driver) OpenConnector(dsn string) (driver.Connector, error) {
-	urls, opts, err := redlock.ParseDSN(dsn)
-	if err != nil {
-		return nil, err
-	}
-	var clients []*redis.Options
-	for i, raw := range urls {
-		o, err := redis.ParseURL(raw)
+	return redlock.NewDSNConnector(dsn, func(i int, raw string) (func() redlock.Node, error) {
+		o, err := clientOptions(raw)
 		if err != nil {
 			return nil, fmt.Errorf("goredis: URL #%d of the DSN: %w", i+1, err)
 		}
-		o.ContextTimeoutEnabled = true
-		// One attempt per request: the algorithm decides what to retry.
-		q := query(raw)
-		if !q.Has("max_retries") {
-			o.MaxRetries = -1
-		}
-		if !q.Has("dialer_retries") {
-			o.DialerRetries = 1
-		}
-		if o.TLSConfig == nil {
-			o.Dialer = plainDialer(o)
-		}
-		clients = append(clients, o)
+		return func() redlock.Node { return &node{c: redis.NewClient(o), own: true} }, nil
+	})
+}
+
+// clientOptions returns the options of a client for one node's URL.
+func clientOptions(raw string) (*redis.Options, error) {
+	o, err := redis.ParseURL(raw)
+	if err != nil {
+		return nil, err
 	}
-	return redlock.NewConnectorFunc(func() []redlock.Node {
-		// Clients of its own for each connection, which closes them.
-		nodes := make([]redlock.Node, len(clients))
-		for i, o := range clients {
-			nodes[i] = &node{c: redis.NewClient(o), own: true}
-		}
-		return nodes
-	}, opts...)
+	o.ContextTimeoutEnabled = true
+	// One attempt per request: the algorithm decides what to retry.
+	q := query(raw)
+	if !q.Has("max_retries") {
+		o.MaxRetries = -1
+	}
+	if !q.Has("dialer_retries") {
+		o.DialerRetries = 1
+	}
+	if o.TLSConfig == nil {
+		o.Dialer = plainDialer(o)
+	}
+	return o, nil
 }
 
 // query returns the query parameters of a URL that has been parsed before.

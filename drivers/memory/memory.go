@@ -34,8 +34,6 @@ func init() {
 // uses the one registered as "memory".
 type Driver struct{}
 
-var _ driver.Driver = Driver{}
-
 var (
 	storesMu sync.Mutex
 	stores   = make(map[string]*Store)

@@ -29,8 +29,6 @@ const (
 // uses the one registered as "mongodb".
 type Driver struct{}
 
-var _ driver.Driver = Driver{}
-
 // OpenConnector parses dsn (see the package documentation) without
 // contacting the server.
 func (Driver) OpenConnector(dsn string) (driver.Connector, error) {

@@ -18,8 +18,6 @@ func init() {
 // uses the one registered as "postgres".
 type Driver struct{}
 
-var _ driver.Driver = Driver{}
-
 // OpenConnector parses dsn (see the package documentation) without
 // contacting the server.
 func (Driver) OpenConnector(dsn string) (driver.Connector, error) {

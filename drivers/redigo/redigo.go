@@ -58,17 +58,10 @@ func init() {
 // Driver is the redigo driver, registered as "redigo".
 type Driver struct{}
 
-var _ driver.Driver = Driver{}
-
 // OpenConnector parses dsn; it does not contact the nodes.
 func (Driver) OpenConnector(dsn string) (driver.Connector, error) {
-	urls, opts, err := redlock.ParseDSN(dsn)
-	if err != nil {
-		return nil, err
-	}
-	var endpoints []*endpoint
-	seen := make(map[string]int, len(urls))
-	for i, raw := range urls {
+	seen := make(map[string]int)
+	return redlock.NewDSNConnector(dsn, func(i int, raw string) (func() redlock.Node, error) {
 		e, err := parseURL(i, raw)
 		if err != nil {
 			return nil, err
@@ -77,16 +70,10 @@ func (Driver) OpenConnector(dsn string) (driver.Connector, error) {
 			return nil, fmt.Errorf("redigo: URLs #%d and #%d of the DSN are the same server %s: the nodes must be independent masters", j+1, i+1, e.addr)
 		}
 		seen[e.addr] = i
-		endpoints = append(endpoints, e)
-	}
-	return redlock.NewConnectorFunc(func() []redlock.Node {
-		// Pools of its own for each connection, which closes them.
-		nodes := make([]redlock.Node, len(endpoints))
-		for i, e := range endpoints {
-			nodes[i] = &node{pool: e.pool(), name: e.addr, dial: e.dialSubscriber, own: true}
-		}
-		return nodes
-	}, opts...)
+		return func() redlock.Node {
+			return &node{pool: e.pool(), name: e.addr, dial: e.dialSubscriber, own: true}
+		}, nil
+	})
 }
 
 // New returns a connector over existing pools, one per independent

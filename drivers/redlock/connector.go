@@ -53,3 +53,29 @@ func (c *connector) Connect(context.Context) (driver.Conn, error) {
 	}
 	return newRedlock(nodes, c.cfg), nil
 }
+
+// NewDSNConnector returns the driver.Connector of a Redis driver's DSN,
+// a comma-separated list of node URLs with the algorithm's parameters
+// (see [ParseDSN]): parseURL turns the i-th URL (counting from 0) into a
+// function that makes a node of its own for each connection, which closes
+// it. The errors of parseURL are returned as they are; they must not
+// repeat the URL, which may hold a password.
+func NewDSNConnector(dsn string, parseURL func(i int, url string) (newNode func() Node, err error)) (driver.Connector, error) {
+	urls, opts, err := ParseDSN(dsn)
+	if err != nil {
+		return nil, err
+	}
+	makers := make([]func() Node, len(urls))
+	for i, u := range urls {
+		if makers[i], err = parseURL(i, u); err != nil {
+			return nil, err
+		}
+	}
+	return NewConnectorFunc(func() []Node {
+		nodes := make([]Node, len(makers))
+		for i, newNode := range makers {
+			nodes[i] = newNode()
+		}
+		return nodes
+	}, opts...)
+}
