@@ -82,19 +82,6 @@ func (c *Client) connect(ctx context.Context) (*conn, error) {
 	return cn, nil
 }
 
-// SetLogger sets the logger the client reports unusual events to: a lock
-// lost while [Client.Do] ran, a release or cleanup that failed. Successful
-// operations are logged at debug level only. The default is
-// [slog.Default]; nil restores it. SetLogger is safe to call at any time.
-func (c *Client) SetLogger(l *slog.Logger) { c.logger.Store(l) }
-
-func (c *Client) log() *slog.Logger {
-	if l := c.logger.Load(); l != nil {
-		return l
-	}
-	return slog.Default()
-}
-
 // Ping connects to the backend if the client has not yet, and checks that
 // it answers where the driver can tell.
 func (c *Client) Ping(ctx context.Context) error {
@@ -184,9 +171,8 @@ func (c *Client) TryAcquire(ctx context.Context, key string, opts ...Option) (*L
 }
 
 // acquire acquires key with checked options, waiting while it is held:
-// it makes attempts until one takes the key, and between them waits as the
-// call's wait (see wait) says, until the next attempt is due or the call
-// gives up.
+// it makes attempts until one takes the key, and before each, the call's
+// wait (see wait) waits until it is due, or says that the call gives up.
 func (c *Client) acquire(ctx context.Context, key string, o *options) (l *Lock, err error) {
 	cn, err := c.ready(ctx)
 	if err != nil {
@@ -194,15 +180,13 @@ func (c *Client) acquire(ctx context.Context, key string, o *options) (l *Lock, 
 	}
 	w := c.waits.newWait(key, o, cn.waiter, cn.transferer != nil, c.log())
 	defer func() { w.end(l) }()
+	var failure error // the last attempt's; nil before the first
 	for {
-		if l, err = w.await(ctx); l != nil || err != nil {
+		if l, err = w.next(ctx, failure); l != nil || err != nil {
 			return l, err
 		}
-		if l, err = c.attempt(ctx, cn, key, o, w.turn()); err == nil {
+		if l, failure = c.attempt(ctx, cn, key, o, w.turn()); failure == nil {
 			return l, nil
-		}
-		if err = w.failed(ctx, err); err != nil {
-			return nil, err
 		}
 	}
 }

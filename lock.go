@@ -157,7 +157,7 @@ func (l *Lock) Release(ctx context.Context) error {
 	err := l.cn.Release(ctx, l.key, l.value)
 	switch {
 	case err == nil:
-		l.released(start)
+		l.recordRelease(start)
 		l.c.waits.released(l.key, nil)
 		return nil
 	case errors.Is(err, driver.ErrNotHeld):
@@ -178,7 +178,7 @@ func (l *Lock) handOver(ctx context.Context, h *handover, start time.Time) error
 	lease, err := l.cn.transferer.Transfer(ctx, l.key, l.value, next, h.ttl)
 	switch {
 	case err == nil:
-		l.released(start)
+		l.recordRelease(start)
 		o := options{ttl: h.ttl, drift: h.drift}
 		if nl := c.grant(l.cn, l.key, next, lease, start, &o); nl == nil {
 			c.stats.failed.Add(1)
@@ -221,9 +221,9 @@ func (l *Lock) lapse(t time.Time) {
 	}
 }
 
-// released records a release, or a handover, sent at start that
+// recordRelease records a release, or a handover, sent at start that
 // succeeded. l.mu must be held.
-func (l *Lock) released(start time.Time) {
+func (l *Lock) recordRelease(start time.Time) {
 	l.state = ended
 	l.endBy(start)
 	l.c.stats.released.Add(1)

@@ -222,7 +222,7 @@ func (h *handover) deliver(l *Lock) bool {
 type wait struct {
 	qs     *queues
 	key    string
-	o      options // the call's (a copy, so that the caller's stays on its stack)
+	o      options       // the call's (a copy, so that the caller's stays on its stack)
 	waiter driver.Waiter // nil if the driver does not announce releases
 	offers bool          // the driver transfers leases: offer to take over the key's lock
 	log    *slog.Logger
@@ -264,12 +264,18 @@ func (qs *queues) newWait(key string, o *options, w driver.Waiter, offers bool, 
 	return &wait{qs: qs, key: key, o: *o, waiter: w, offers: offers, log: log}
 }
 
-// await returns when it is the call's time to make an attempt: at once
-// for its first, unless other calls of its client wait for the key, behind
-// which it queues; after that, as the pace of its retries says. It
-// returns the lock a Release handed over to the call meanwhile, if any, or
-// Acquire's error if the call gives up.
-func (w *wait) await(ctx context.Context) (*Lock, error) {
+// next returns when it is the call's time to make its next attempt, the
+// last having failed with failure (nil before the first): at once for the
+// first, unless other calls of its client wait for the key, behind which
+// it queues; after that, as the pace of its retries says. It returns the
+// lock a Release handed over to the call meanwhile, if any, or Acquire's
+// error if the call gives up.
+func (w *wait) next(ctx context.Context, failure error) (*Lock, error) {
+	if failure != nil {
+		if err := w.failed(ctx, failure); err != nil {
+			return nil, err
+		}
+	}
 	if w.place == arriving {
 		w.place = outside
 		if w.q = w.qs.joinWaiting(w.key); w.q != nil {
@@ -287,7 +293,7 @@ func (w *wait) await(ctx context.Context) (*Lock, error) {
 }
 
 // failed takes the error of the call's last attempt. It returns nil if the
-// call goes on (to await), and Acquire's error if it gives up.
+// call goes on, and Acquire's error if it gives up.
 func (w *wait) failed(ctx context.Context, err error) error {
 	w.attempts++
 	if ctx.Err() != nil {

@@ -27,14 +27,14 @@ func newTestWait(qs *queues, s RetryStrategy, waiter driver.Waiter, offers bool)
 	return qs.newWait("k", &o, waiter, offers, slog.New(slog.DiscardHandler))
 }
 
-// awaitAfter runs w.await and reports how long it took (on synctest's
+// awaitAfter runs w.next and reports how long it took (on synctest's
 // clock) and its result.
 func awaitAfter(t *testing.T, ctx context.Context, w *wait) time.Duration {
 	t.Helper()
 	start := time.Now()
-	l, err := w.await(ctx)
+	l, err := w.next(ctx, nil)
 	if l != nil || err != nil {
-		t.Fatalf("await = %v, %v; want to be told to attempt", l, err)
+		t.Fatalf("next = %v, %v; want to be told to attempt", l, err)
 	}
 	return time.Since(start)
 }
@@ -169,7 +169,7 @@ func TestWait_contextEndsPause(t *testing.T) {
 		mustGoOn(t, t.Context(), w, errHeldAttempt)
 		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
 		defer cancel()
-		l, err := w.await(ctx)
+		l, err := w.next(ctx, nil)
 		if l != nil || !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, ErrNotAcquired) {
 			t.Errorf("await past the deadline = %v, %v; want an error matching DeadlineExceeded and ErrNotAcquired", l, err)
 		}
@@ -181,8 +181,8 @@ func TestWait_strategyGivesUp(t *testing.T) {
 	w := newTestWait(&qs, LimitAttempts(FixedDelay(time.Millisecond), 2), nil, false)
 	defer w.end(nil)
 	mustGoOn(t, t.Context(), w, errHeldAttempt)
-	if err := w.failed(t.Context(), errDown); err != errDown {
-		t.Errorf("failed at the last attempt = %v; want the attempt's own error", err)
+	if l, err := w.next(t.Context(), errDown); l != nil || err != errDown {
+		t.Errorf("next after the last attempt = %v, %v; want the attempt's own error", l, err)
 	}
 }
 
@@ -206,7 +206,7 @@ func TestQueue_turnPassesInArrivalOrder(t *testing.T) {
 		for _, name := range []string{"second", "third"} {
 			w := newTestWait(&qs, FixedDelay(time.Hour), nil, false)
 			go func() {
-				if _, err := w.await(ctx); err != nil {
+				if _, err := w.next(ctx, nil); err != nil {
 					t.Errorf("%s: await: %v", name, err)
 				}
 				turns <- turn{name, time.Since(ended)}
@@ -248,7 +248,7 @@ func TestQueue_waiterForTurnHonoursStrategy(t *testing.T) {
 		w := newTestWait(&qs, LimitAttempts(FixedDelay(time.Second), 3), nil, false)
 		defer w.end(nil)
 		start := time.Now()
-		_, err := w.await(t.Context())
+		_, err := w.next(t.Context(), nil)
 		if !errors.Is(err, ErrNotAcquired) {
 			t.Errorf("await = %v; want ErrNotAcquired once the strategy gives up", err)
 		}
