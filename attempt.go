@@ -28,6 +28,10 @@ func newValue() string {
 // failed attempt does not signal it a release (the caller would take that
 // for a release by another lock of this client, and try again at once).
 func (c *Client) attempt(ctx context.Context, cn *conn, key string, o *options, turn *queue) (*Lock, error) {
+	if !c.enter() {
+		return nil, opError("acquire", key, ErrClosed)
+	}
+	defer c.leave()
 	value := newValue()
 	start := time.Now()
 	lease, err := cn.Acquire(ctx, key, value, o.ttl)
@@ -42,10 +46,15 @@ func (c *Client) attempt(ctx context.Context, cn *conn, key string, o *options, 
 		return nil, opError("acquire", key, err)
 	}
 	l := c.grant(cn, key, value, lease, start, o)
-	if l == nil {
+	switch {
+	case l == nil:
 		c.stats.failed.Add(1)
 		c.cleanup(ctx, cn, key, value, turn)
 		return nil, opError("acquire", key, errTooLate)
+	case !c.track(l):
+		// The client closed while the attempt was in flight.
+		c.cleanup(ctx, cn, key, value, turn)
+		return nil, opError("acquire", key, ErrClosed)
 	}
 	c.stats.acquired.Add(1)
 	return l, nil
@@ -59,7 +68,7 @@ func (c *Client) grant(cn *conn, key, value string, lease driver.Lease, start ti
 	if !time.Now().Before(until) {
 		return nil
 	}
-	l := &Lock{c: c, cn: cn, key: key, value: value, lease: lease, start: start, drift: o.drift}
+	l := &Lock{c: c, cn: cn, key: key, value: value, lease: lease, ttl: o.ttl, start: start, drift: o.drift}
 	l.until.Store(int64(until.Sub(start)))
 	return l
 }

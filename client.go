@@ -27,9 +27,14 @@ var _ Locker = (*Client)(nil)
 type Client struct {
 	connector driver.Connector
 
-	mu     sync.Mutex // serialises connecting and closing
-	conn   atomic.Pointer[conn]
-	closed atomic.Bool
+	mu      sync.Mutex // serialises connecting and closing
+	conn    atomic.Pointer[conn]
+	closed  atomic.Bool   // set under heldMu
+	closing chan struct{} // closed by Close, to end waiting calls
+	ops     sync.RWMutex  // read-held by operations in flight; Close takes it to wait for them
+
+	heldMu sync.Mutex
+	held   *Lock // the first of the locks the client holds, linked by Lock.next
 
 	logger atomic.Pointer[slog.Logger]
 	stats  counters
@@ -89,6 +94,10 @@ func (c *Client) Ping(ctx context.Context) error {
 	if err != nil {
 		return opError("ping", "", err)
 	}
+	if !c.enter() {
+		return opError("ping", "", ErrClosed)
+	}
+	defer c.leave()
 	if cn.pinger != nil {
 		if err := cn.pinger.Ping(ctx); err != nil {
 			return opError("ping", "", err)
@@ -97,16 +106,28 @@ func (c *Client) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Close closes the client's connection to the backend. Locks still held
-// are not released: they expire by their TTL. Every later operation of the
-// client, and of its locks, fails with [ErrClosed]. Closing a closed client
-// does nothing and returns nil.
+// Close lets go of the backend. It stops new acquisitions (waiting
+// Acquire calls return an error matching [ErrClosed]), waits for the
+// operations in flight to end, releases the locks the client still holds
+// (their [Lock.Done] is closed first, with [Lock.Err] matching ErrClosed,
+// so that the functions of running [Client.Do] calls are cancelled with
+// that cause), each under a timeout of 2s, and then closes the connection.
+// A key that Close released is free to others at once; a lock it could not
+// release expires by its TTL. Every later operation of the client, and of
+// its locks, fails with ErrClosed, but for the Release of a lock that Close
+// released, which returns nil. Closing a closed client does nothing and
+// returns nil.
 func (c *Client) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closed.Swap(true) {
+	locks, ok := c.closeHeld()
+	if !ok {
 		return nil
 	}
+	close(c.closing)
+	c.ops.Lock() // wait for the operations in flight
+	defer c.ops.Unlock()
+	c.letGo(locks)
 	var errs []error
 	if cn := c.conn.Load(); cn != nil {
 		errs = append(errs, cn.Close())
@@ -118,6 +139,19 @@ func (c *Client) Close() error {
 		return opError("close", "", err)
 	}
 	return nil
+}
+
+// letGo releases locks, at once, each under its own timeout.
+func (c *Client) letGo(locks []*Lock) {
+	var wg sync.WaitGroup
+	for _, l := range locks {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+			defer cancel()
+			l.letGo(ctx)
+		})
+	}
+	wg.Wait()
 }
 
 // Stats returns the client's counters since it was opened.
@@ -178,7 +212,7 @@ func (c *Client) acquire(ctx context.Context, key string, o *options) (l *Lock, 
 	if err != nil {
 		return nil, opError("acquire", key, err)
 	}
-	w := c.waits.newWait(key, o, cn.waiter, cn.transferer != nil, c.log())
+	w := c.waits.newWait(key, o, cn.waiter, cn.transferer != nil, c.closing, c.log())
 	defer func() { w.end(l) }()
 	var failure error // the last attempt's; nil before the first
 	for {

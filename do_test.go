@@ -21,7 +21,7 @@ func keeperRunning() bool {
 	for {
 		n := runtime.Stack(buf, true)
 		if n < len(buf) {
-			return bytes.Contains(buf[:n], []byte("lock.(*Client).keep"))
+			return bytes.Contains(buf[:n], []byte("lock.(*Lock).keep"))
 		}
 		buf = make([]byte, 2*len(buf))
 	}

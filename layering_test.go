@@ -7,6 +7,9 @@ import (
 	"go/parser"
 	"go/token"
 	"go/types"
+	"io"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -56,7 +59,7 @@ func fileCalls(t *testing.T) map[string]map[string][]string {
 		files = append(files, f)
 	}
 	info := &types.Info{Uses: make(map[*ast.Ident]types.Object), Selections: make(map[*ast.SelectorExpr]*types.Selection)}
-	conf := types.Config{Importer: importer.ForCompiler(fset, "source", nil)}
+	conf := types.Config{Importer: importer.ForCompiler(fset, "gc", exportData(t))}
 	pkg, err := conf.Check("github.com/distlock/lock", fset, files, info)
 	if err != nil {
 		t.Fatal(err)
@@ -87,6 +90,30 @@ func fileCalls(t *testing.T) map[string]map[string][]string {
 		})
 	}
 	return calls
+}
+
+// exportData returns a lookup of the compiled export data of the
+// package's dependencies, which `go list -export` finds (building them if
+// need be): type-checking them from source takes several times longer.
+func exportData(t *testing.T) func(path string) (io.ReadCloser, error) {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-export", "-deps", "-f", "{{.ImportPath}}\t{{.Export}}", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -export: %v", err)
+	}
+	files := make(map[string]string)
+	for line := range strings.Lines(string(out)) {
+		if path, file, ok := strings.Cut(strings.TrimSpace(line), "\t"); ok && file != "" {
+			files[path] = file
+		}
+	}
+	return func(path string) (io.ReadCloser, error) {
+		file, ok := files[path]
+		if !ok {
+			return nil, fmt.Errorf("no export data for %s", path)
+		}
+		return os.Open(file)
+	}
 }
 
 // callee returns the function or method a call expression names, if any.

@@ -14,31 +14,27 @@ import (
 
 // Lock is one acquisition of a key, returned by [Client.Acquire] and
 // [Client.TryAcquire]. Its key, value and token never change; its validity
-// moves forward with each successful [Lock.Extend]. It is safe for
-// concurrent use; Extend and Release calls on one Lock run one at a time.
+// moves forward with each successful [Lock.Extend]. [Lock.Done] tells when
+// it ends. It is safe for concurrent use; Extend and Release calls on one
+// Lock run one at a time.
 type Lock struct {
 	c     *Client
 	cn    *conn
 	key   string
 	value string
 	lease driver.Lease
+	ttl   time.Duration // granted with, for KeepAlive
 	drift float64
 	start time.Time // clock reading taken before the acquisition was sent
 
 	until atomic.Int64 // ValidUntil, as nanoseconds after start
+	end   lockEnd      // Done's channel and timer
 
-	mu    sync.Mutex // serialises Extend and Release, and guards state
-	state lockState
+	mu    sync.Mutex // serialises Extend and Release; state changes under it, but for Done's timer
+	state stateVar
+
+	prev, next *Lock // in the client's held locks; guarded by Client.heldMu
 }
-
-// lockState is what a Lock knows of its lease.
-type lockState uint8
-
-const (
-	held   lockState = iota // held, as far as the Lock knows
-	lapsed                  // lost (counted in Stats.Lost), but the backend may still keep the lease: Release still asks it to let go
-	ended                   // released, or known not to be held by the backend
-)
 
 // Key returns the key the lock is held on.
 func (l *Lock) Key() string { return l.key }
@@ -49,16 +45,6 @@ func (l *Lock) Key() string { return l.key }
 // refuse tokens older than the newest it has seen (see package fencing).
 func (l *Lock) Token() (fencing.Token, bool) {
 	return fencing.Token(l.lease.Token), l.lease.Fenced
-}
-
-// ValidUntil returns the instant until which the lock is certainly held,
-// on this process's monotonic clock: the clock reading taken before the
-// request was sent, plus the TTL, minus the drift allowance. Compare it
-// with time.Now() only (its wall clock reading is no guide). After a
-// successful Release it is the instant Release was called; once the lock is
-// known lost it is no later than the instant that was learnt.
-func (l *Lock) ValidUntil() time.Time {
-	return l.start.Add(time.Duration(l.until.Load()))
 }
 
 // Extend resets the lock's lease to ttl from now, if the lock is still
@@ -77,13 +63,15 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 	if err := checkTTL(ttl); err != nil {
 		return opError("extend", l.key, err)
 	}
+	if !l.c.enter() {
+		return opError("extend", l.key, ErrClosed)
+	}
+	defer l.c.leave()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch {
-	case l.state == ended:
+	case l.state.Load().ended():
 		return opError("extend", l.key, ErrNotHeld)
-	case l.c.closed.Load():
-		return opError("extend", l.key, ErrClosed)
 	case l.cn.extender == nil:
 		return opError("extend", l.key, fmt.Errorf("driver %T cannot extend leases: %w", l.cn.Conn, errors.ErrUnsupported))
 	}
@@ -108,8 +96,7 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 func (l *Lock) extended(ctx context.Context, ttl time.Duration, start, deadline time.Time, err error) error {
 	inTime := time.Now().Before(deadline)
 	switch {
-	case err == nil && inTime:
-		l.setUntil(start.Add(ttl - drift(ttl, l.drift)))
+	case err == nil && inTime && l.prolong(start.Add(ttl-drift(ttl, l.drift))):
 		l.c.stats.extended.Add(1)
 		return nil
 	case err == nil:
@@ -119,7 +106,7 @@ func (l *Lock) extended(ctx context.Context, ttl time.Duration, start, deadline 
 		return fmt.Errorf("%w: the extension came back after its validity ran out", ErrNotHeld)
 	case errors.Is(err, driver.ErrNotHeld):
 		l.lapse(start)
-		l.state = ended
+		l.forget(gone)
 		return translate(err, driver.ErrNotHeld, ErrNotHeld)
 	case !inTime:
 		// The extension may have landed: give the key back.
@@ -139,14 +126,21 @@ func (l *Lock) extended(ctx context.Context, ttl time.Duration, start, deadline 
 // common) is released as usual. Any other error is the
 // backend's: the lock may still be held, and Release may be called again;
 // if it never succeeds, the lock expires by its TTL.
+//
+// After the client's Close, Release returns nil if Close released the
+// lock, and an error matching [ErrClosed] if it could not.
 func (l *Lock) Release(ctx context.Context) error {
+	if !l.c.enter() {
+		if l.state.Load() == letGo {
+			return nil
+		}
+		return opError("release", l.key, ErrClosed)
+	}
+	defer l.c.leave()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.state == ended {
+	if l.state.Load().ended() {
 		return opError("release", l.key, ErrNotHeld)
-	}
-	if l.c.closed.Load() {
-		return opError("release", l.key, ErrClosed)
 	}
 	start := time.Now()
 	if l.cn.transferer != nil {
@@ -180,11 +174,17 @@ func (l *Lock) handOver(ctx context.Context, h *handover, start time.Time) error
 	case err == nil:
 		l.recordRelease(start)
 		o := options{ttl: h.ttl, drift: h.drift}
-		if nl := c.grant(l.cn, l.key, next, lease, start, &o); nl == nil {
+		nl := c.grant(l.cn, l.key, next, lease, start, &o)
+		switch {
+		case nl == nil:
 			c.stats.failed.Add(1)
-		} else if h.deliver(nl) {
+		case !c.track(nl):
+			// Closed meanwhile: the key is given back below.
+		case h.deliver(nl):
 			c.stats.acquired.Add(1)
 			return nil
+		default:
+			c.untrack(nl)
 		}
 		// Too late to count for the waiting call, or it stopped waiting:
 		// give the key back.
@@ -201,39 +201,38 @@ func (l *Lock) handOver(ctx context.Context, h *handover, start time.Time) error
 	return opError("release", l.key, err)
 }
 
-// setUntil sets ValidUntil to t.
-func (l *Lock) setUntil(t time.Time) { l.until.Store(int64(t.Sub(l.start))) }
-
-// endBy moves ValidUntil back to t if it is later.
-func (l *Lock) endBy(t time.Time) {
-	if t.Before(l.ValidUntil()) {
-		l.setUntil(t)
-	}
-}
-
-// lapse marks the lock as lost at instant t, counting it once. l.mu must
-// be held.
+// lapse marks the lock as lost at instant t, counting it once, and
+// announces its end. l.mu must be held.
 func (l *Lock) lapse(t time.Time) {
 	l.endBy(t)
-	if l.state == held {
-		l.state = lapsed
+	if l.state.CompareAndSwap(held, lapsed) {
 		l.c.stats.lost.Add(1)
 	}
+	l.announceEnd()
+}
+
+// forget records that the lock ended in state s (one of the ended
+// states): it is no longer among its client's held locks, and its end is
+// announced. l.mu must be held.
+func (l *Lock) forget(s lockState) {
+	l.state.Store(s)
+	l.c.untrack(l)
+	l.announceEnd()
 }
 
 // recordRelease records a release, or a handover, sent at start that
 // succeeded. l.mu must be held.
 func (l *Lock) recordRelease(start time.Time) {
-	l.state = ended
 	l.endBy(start)
 	l.c.stats.released.Add(1)
+	l.forget(released)
 }
 
 // notHeld records that the backend, asked at start, said that the lock was
 // not held, and returns Release's error. l.mu must be held.
 func (l *Lock) notHeld(start time.Time, err error) error {
 	l.lapse(start)
-	l.state = ended
+	l.forget(gone)
 	return opError("release", l.key, translate(err, driver.ErrNotHeld, ErrNotHeld))
 }
 
@@ -243,6 +242,30 @@ func (l *Lock) notHeld(start time.Time, err error) error {
 // be held.
 func (l *Lock) giveBack(ctx context.Context) {
 	if l.c.cleanup(ctx, l.cn, l.key, l.value, nil) == nil {
-		l.state = ended
+		l.forget(gone)
+	}
+}
+
+// letGo releases the lock for its client's Close, which has taken it off
+// the client's held locks and waits for no other operation of the client:
+// it announces the end first, so that Do's function stops, then releases
+// the lease under ctx.
+func (l *Lock) letGo(ctx context.Context) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.state.Load().ended() {
+		return
+	}
+	l.state.Store(letGo)
+	l.announceEnd()
+	err := l.cn.Release(ctx, l.key, l.value)
+	switch {
+	case err == nil:
+		l.endBy(time.Now())
+		l.c.stats.released.Add(1)
+	case errors.Is(err, driver.ErrNotHeld):
+	default:
+		l.state.Store(stranded)
+		l.c.log().WarnContext(ctx, "lock: Close could not release a lock; the key stays held until its TTL runs out", "key", l.key, "err", err)
 	}
 }

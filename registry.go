@@ -62,5 +62,5 @@ func Open(driverName, dsn string) (*Client, error) {
 // OpenConnector returns a [Client] that uses c. It does not contact the
 // backend; the first operation that needs the backend connects.
 func OpenConnector(c driver.Connector) *Client {
-	return &Client{connector: c}
+	return &Client{connector: c, closing: make(chan struct{})}
 }

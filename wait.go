@@ -222,9 +222,10 @@ func (h *handover) deliver(l *Lock) bool {
 type wait struct {
 	qs     *queues
 	key    string
-	o      options       // the call's (a copy, so that the caller's stays on its stack)
-	waiter driver.Waiter // nil if the driver does not announce releases
-	offers bool          // the driver transfers leases: offer to take over the key's lock
+	o      options         // the call's (a copy, so that the caller's stays on its stack)
+	waiter driver.Waiter   // nil if the driver does not announce releases
+	offers bool            // the driver transfers leases: offer to take over the key's lock
+	closed <-chan struct{} // closed when the client closes
 	log    *slog.Logger
 
 	place place
@@ -259,9 +260,9 @@ const (
 
 // newWait returns the wait of a call acquiring key with options o, on a
 // driver that announces releases through w (nil if it does not) and, if
-// offers, can transfer leases.
-func (qs *queues) newWait(key string, o *options, w driver.Waiter, offers bool, log *slog.Logger) *wait {
-	return &wait{qs: qs, key: key, o: *o, waiter: w, offers: offers, log: log}
+// offers, can transfer leases; closed is closed when the client closes.
+func (qs *queues) newWait(key string, o *options, w driver.Waiter, offers bool, closed <-chan struct{}, log *slog.Logger) *wait {
+	return &wait{qs: qs, key: key, o: *o, waiter: w, offers: offers, closed: closed, log: log}
 }
 
 // next returns when it is the call's time to make its next attempt, the
@@ -350,6 +351,9 @@ func (w *wait) awaitTurn(ctx context.Context) error {
 		case <-ctx.Done():
 			timer.Stop()
 			return gaveUp(ctx, w.key, w.last)
+		case <-w.closed:
+			timer.Stop()
+			return opError("acquire", w.key, ErrClosed)
 		case <-timer.C:
 			w.attempts++
 		}
@@ -391,6 +395,8 @@ func (w *wait) pause(ctx context.Context) (*Lock, error) {
 	select {
 	case <-ctx.Done():
 		return nil, gaveUp(ctx, w.key, w.last)
+	case <-w.closed:
+		return nil, opError("acquire", w.key, ErrClosed)
 	case <-timer.C:
 		w.woken = false
 	case <-w.announced():
@@ -443,6 +449,7 @@ func (w *wait) sleepOffering(ctx context.Context, timer <-chan time.Time) (*Lock
 		w.woken = l == nil
 		return l, nil
 	case <-ctx.Done():
+	case <-w.closed:
 	case <-timer:
 	case <-w.announced():
 		woken = true
@@ -450,10 +457,18 @@ func (w *wait) sleepOffering(ctx context.Context, timer <-chan time.Time) (*Lock
 		woken = true
 	}
 	if !h.withdraw() {
-		return w.awaitHandover(ctx, h) // a Release is handing its lock over
+		// A Release is handing its lock over (even if the client is
+		// closing: Close waits for that Release, which then gives the key
+		// back).
+		return w.awaitHandover(ctx, h)
 	}
 	if ctx.Err() != nil {
 		return nil, gaveUp(ctx, w.key, w.last)
+	}
+	select {
+	case <-w.closed:
+		return nil, opError("acquire", w.key, ErrClosed)
+	default:
 	}
 	w.woken = woken
 	return nil, nil

@@ -24,7 +24,7 @@ var (
 func newTestWait(qs *queues, s RetryStrategy, waiter driver.Waiter, offers bool) *wait {
 	o := defaultOptions()
 	o.retry = s
-	return qs.newWait("k", &o, waiter, offers, slog.New(slog.DiscardHandler))
+	return qs.newWait("k", &o, waiter, offers, nil, slog.New(slog.DiscardHandler))
 }
 
 // awaitAfter runs w.next and reports how long it took (on synctest's

@@ -1,0 +1,101 @@
+package lock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// KeepAlive extends the lock in the background each time a third of its
+// TTL has passed, and retries an extension that failed while the lock is
+// still valid, until stop is called or the lock ends ([Lock.Done] is
+// closed: it was lost, released, or let go by its client's Close). stop
+// waits for the background work to end. It is how [Client.Do] keeps its
+// lock; for a lock held outside Do, pair it with Done:
+//
+//	stop := l.KeepAlive()
+//	defer stop()
+//	select {
+//	case <-l.Done():
+//		return l.Err() // lost: stop writing
+//	case <-finished:
+//	}
+//
+// On a driver that cannot extend leases, nothing is extended, and the
+// lock ends at its ValidUntil.
+func (l *Lock) KeepAlive() (stop func()) { return l.keepAlive(context.Background(), nil) }
+
+// keepAlive is KeepAlive, logging with ctx's values (it outlives ctx),
+// and calling onEnd, if not nil, with the cause if the lock ends before
+// stop is called.
+func (l *Lock) keepAlive(ctx context.Context, onEnd func(cause error)) (stop func()) {
+	kctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		l.keep(kctx, onEnd)
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}
+
+// keep extends l until ctx is done or l ends.
+func (l *Lock) keep(ctx context.Context, onEnd func(cause error)) {
+	ended := l.Done()
+	every := l.ttl / 3
+	retry := max(every/8, MinTTL/2)
+	next := l.start.Add(every)
+	if l.cn.extender == nil {
+		next = time.Time{} // never: wait for the end
+	}
+	t := time.NewTimer(time.Hour)
+	defer t.Stop()
+	var why error // the last extension's failure
+	for {
+		var due <-chan time.Time
+		if !next.IsZero() {
+			t.Reset(time.Until(next))
+			due = t.C
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-ended:
+			if ctx.Err() == nil {
+				l.ended(ctx, why, onEnd)
+			}
+			return
+		case <-due:
+		}
+		start := time.Now()
+		switch err := l.Extend(ctx, l.ttl); {
+		case err == nil:
+			next = start.Add(every)
+		case ctx.Err() != nil:
+			return
+		case errors.Is(err, ErrNotHeld), errors.Is(err, ErrClosed):
+			why, next = err, time.Time{} // the end comes next
+		default:
+			l.c.log().DebugContext(ctx, "lock: extension failed; retrying", "key", l.key, "err", err)
+			why, next = err, time.Now().Add(retry)
+		}
+	}
+}
+
+// ended reports to onEnd, and logs, why the kept lock l ended; why is the
+// last extension's failure, if any.
+func (l *Lock) ended(ctx context.Context, why error, onEnd func(cause error)) {
+	cause := l.Err()
+	if errors.Is(cause, ErrLost) {
+		if why != nil {
+			cause = fmt.Errorf("%w: %w", ErrLost, why)
+		}
+		l.c.log().WarnContext(ctx, "lock: lost while kept alive", "key", l.key, "err", cause)
+	}
+	if onEnd != nil {
+		onEnd(cause)
+	}
+}

@@ -1,0 +1,176 @@
+package lock
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// lockState is what a Lock knows of its lease.
+type lockState uint32
+
+const (
+	held     lockState = iota // held, as far as the Lock knows
+	lapsed                    // lost (counted in Stats.Lost), but the backend may still keep the lease: Release still asks it to let go
+	released                  // released, or handed over, by its holder
+	gone                      // known not to be held by the backend
+	letGo                     // released by its client's Close
+	stranded                  // its client's Close failed to release it: it expires by its TTL
+)
+
+// ended reports whether s is a state in which the Lock is certainly not
+// held by the backend, or can no longer ask it.
+func (s lockState) ended() bool { return s >= released }
+
+// stateVar is a lockState read without the Lock's mutex.
+type stateVar struct{ v atomic.Uint32 }
+
+func (s *stateVar) Load() lockState       { return lockState(s.v.Load()) }
+func (s *stateVar) Store(state lockState) { s.v.Store(uint32(state)) }
+func (s *stateVar) CompareAndSwap(old, new lockState) bool {
+	return s.v.CompareAndSwap(uint32(old), uint32(new))
+}
+
+// ValidUntil returns the instant until which the lock is certainly held,
+// on this process's monotonic clock: the clock reading taken before the
+// request was sent, plus the TTL, minus the drift allowance. Compare it
+// with time.Now() only (its wall clock reading is no guide). After a
+// successful Release it is the instant Release was called; once the lock is
+// known lost it is no later than the instant that was learnt.
+func (l *Lock) ValidUntil() time.Time {
+	return l.start.Add(time.Duration(l.until.Load()))
+}
+
+// setUntil sets ValidUntil to t.
+func (l *Lock) setUntil(t time.Time) { l.until.Store(int64(t.Sub(l.start))) }
+
+// endBy moves ValidUntil back to t if it is later.
+func (l *Lock) endBy(t time.Time) {
+	if t.Before(l.ValidUntil()) {
+		l.setUntil(t)
+	}
+}
+
+// Done returns a channel that is closed when the lock ends: when its
+// validity passes without a successful [Lock.Extend] (at ValidUntil, on
+// this process's clock, whatever the backend does), when it is known lost,
+// when it is released, or when its client is closed. [Lock.Err] then says
+// which. Stop touching the protected resource when Done is closed.
+//
+// The first call starts a timer for the lock's validity; a lock whose Done
+// is never called costs nothing more.
+func (l *Lock) Done() <-chan struct{} {
+	e := &l.end
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.ch == nil {
+		e.ch = make(chan struct{})
+		switch d := time.Until(l.ValidUntil()); {
+		case e.over:
+			close(e.ch)
+		case d <= 0:
+			l.expired()
+		default:
+			e.timer = time.AfterFunc(d, l.expire)
+		}
+	}
+	return e.ch
+}
+
+var (
+	errValidityRanOut = fmt.Errorf("%w: its validity ran out", ErrLost)
+	errKnownLost      = fmt.Errorf("%w: the backend no longer holds it", ErrLost)
+	errReleased       = fmt.Errorf("%w: released", ErrNotHeld)
+)
+
+// Err returns nil while the lock is valid. After that, it says why it
+// ended: an error matching [ErrLost] if its validity ran out or the
+// backend refused an extension, [ErrNotHeld] if it was released, or
+// [ErrClosed] if its client's Close released it.
+func (l *Lock) Err() error {
+	switch l.state.Load() {
+	case held:
+		if time.Now().Before(l.ValidUntil()) {
+			return nil
+		}
+		return errValidityRanOut
+	case lapsed, gone:
+		return errKnownLost
+	case released:
+		return errReleased
+	}
+	return ErrClosed
+}
+
+// lockEnd announces the end of a Lock to the callers of Done.
+type lockEnd struct {
+	mu    sync.Mutex
+	ch    chan struct{} // made by the first Done
+	timer *time.Timer   // fires at ValidUntil, while ch is open
+	over  bool          // the end has been announced (ch closed, if made)
+}
+
+// expire runs when the timer of Done fires: it ends the lock if its
+// validity has passed, and sets the timer again if an extension moved it.
+func (l *Lock) expire() {
+	e := &l.end
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.over {
+		return
+	}
+	if d := time.Until(l.ValidUntil()); d > 0 {
+		e.timer.Reset(d)
+		return
+	}
+	l.expired()
+}
+
+// expired ends the lock whose validity passed without an extension,
+// counting it lost. l.end.mu must be held.
+func (l *Lock) expired() {
+	if l.state.CompareAndSwap(held, lapsed) {
+		l.c.stats.lost.Add(1)
+	}
+	l.end.announce()
+}
+
+// announce closes the Done channel, if made, and stops its timer. e.mu
+// must be held.
+func (e *lockEnd) announce() {
+	if e.over {
+		return
+	}
+	e.over = true
+	if e.ch != nil {
+		close(e.ch)
+	}
+	if e.timer != nil {
+		e.timer.Stop()
+	}
+}
+
+// announceEnd announces the lock's end to the callers of Done.
+func (l *Lock) announceEnd() {
+	l.end.mu.Lock()
+	defer l.end.mu.Unlock()
+	l.end.announce()
+}
+
+// prolong moves ValidUntil to t, the validity of an extension that came
+// back in time, and reports false, moving nothing, if the lock's end was
+// announced meanwhile (its validity passed as the answer came in).
+func (l *Lock) prolong(t time.Time) bool {
+	e := &l.end
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.over {
+		return false
+	}
+	l.setUntil(t)
+	if e.timer != nil {
+		e.timer.Reset(time.Until(t))
+	}
+	return true
+}
