@@ -42,6 +42,7 @@ func (s *suite) faultCases() []testCase {
 		{"Faults_minorityHung", func(t *testing.T) { s.minority(t, s.h.Faults.Hang) }},
 		{"Faults_majorityKilled", func(t *testing.T) { s.majority(t, s.h.Faults.Kill) }},
 		{"Faults_majorityHung", func(t *testing.T) { s.majority(t, s.h.Faults.Hang) }},
+		{"Faults_majorityHungEndsKeptLock", s.majorityHungEndsKeptLock},
 	}
 }
 
@@ -138,4 +139,30 @@ func (s *suite) majority(t *testing.T, fault func(*testing.T, int)) {
 		t.Fatalf("TryAcquire on the nodes that stayed up, plus restarted ones = %v: the failed attempts left the key held", err)
 	}
 	l.Release(ctx)
+}
+
+// majorityHungEndsKeptLock hangs a majority of nodes under a lock that
+// KeepAlive keeps: the extensions cannot succeed, and Done must be closed
+// by the lock's ValidUntil, whatever the hung nodes do.
+func (s *suite) majorityHungEndsKeptLock(t *testing.T) {
+	n := s.h.Faults.Nodes()
+	ctx := s.ctxFor(t)
+	c := s.client(t)
+	l := mustAcquire(t, ctx, c, key(t, ""), lock.WithTTL(2*s.h.TTL))
+	stop := l.KeepAlive()
+	defer stop()
+	done := l.Done()
+	s.breakNodes(t, n/2+1, s.h.Faults.Hang)
+	select {
+	case <-done:
+		// The timer fires at ValidUntil; allow for a loaded machine.
+		if late := time.Since(l.ValidUntil()); late > s.h.TTL/5 {
+			t.Errorf("Done closed %v after ValidUntil with a majority hung", late)
+		}
+	case <-ctx.Done():
+		t.Fatal("Done not closed with a majority of nodes hung")
+	}
+	if err := l.Err(); !errors.Is(err, lock.ErrLost) {
+		t.Errorf("Err with a majority hung = %v, want an error matching ErrLost", err)
+	}
 }
