@@ -1,12 +1,3 @@
-// Package fencing holds fencing tokens: numbers that strictly increase with
-// every acquisition of a lock's key, so that the resource a lock protects can
-// reject a request from a holder whose lock has since been taken by someone
-// else (after a GC pause, a slow network or a clock jump).
-//
-// A lock alone cannot prevent that: a lock with a TTL can always outlive its
-// holder's belief that it still holds it. The holder passes its token along
-// with every write; the resource remembers the highest token it has seen for
-// the key and refuses anything lower.
 package fencing
 
 import "strconv"
