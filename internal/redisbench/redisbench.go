@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -20,11 +21,12 @@ import (
 )
 
 // benchClient opens a client on the first n test servers with the
-// driver's defaults, closed when the benchmark ends.
-func benchClient(b *testing.B, driver string, n int) *lock.Client {
+// driver's defaults, and query's parameters, closed when the benchmark
+// ends.
+func benchClient(b *testing.B, driver string, n int, query ...string) *lock.Client {
 	b.Helper()
 	addrs := redistest.Servers(b)
-	c, err := lock.Open(driver, redistest.DSN(addrs[:n], ""))
+	c, err := lock.Open(driver, redistest.DSN(addrs[:n], strings.Join(query, "&")))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -56,10 +58,17 @@ func benchKey(b *testing.B, suffix string) string {
 // percentiles and of ns/op's meaning, and the benchmark goes on with a new key, since the old one
 // may stay held by a request that a node carried out after the client gave
 // up on it.
+//
+// The N=.../fencing variants take fencing tokens: the cost of a second
+// round of requests per acquisition.
 func AcquireRelease(b *testing.B, driver string) {
-	for _, n := range []int{1, 5} {
-		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
-			c := benchClient(b, driver, n)
+	for _, v := range []struct {
+		name  string
+		n     int
+		query []string
+	}{{"N=1", 1, nil}, {"N=5", 5, nil}, {"N=1/fencing", 1, []string{"fencing=true"}}, {"N=5/fencing", 5, []string{"fencing=true"}}} {
+		b.Run(v.name, func(b *testing.B) {
+			c := benchClient(b, driver, v.n, v.query...)
 			ctx := context.Background()
 			key := benchKey(b, "")
 			lat := latency.New(1 << 20)
