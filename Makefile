@@ -6,9 +6,11 @@ SERVICES_ENV = eval "$$(scripts/services.sh env)"
 
 .PHONY: demo test test-short vet fmt bench services-up services-down
 
-## demo: run the quickstart example on the in-memory driver.
+## demo: the quickstart, then the fencing example (a stale write lands without a guard, is refused with one), on the in-memory driver.
 demo:
 	$(GO) run ./examples/quickstart
+	@echo
+	$(GO) run ./examples/fencing
 
 ## test: start the test servers, run every test with -race, stop the servers (also on failure).
 test:
