@@ -42,9 +42,11 @@ func (e *StaleError) Is(target error) bool { return target == ErrStale }
 // admitted: a holder may write several times under one lock.
 //
 // The check and the write are one atomic step: no write with an older
-// token can land between them. [MemoryGuard] implements Guard in memory;
-// packages fencing/pgguard (PostgreSQL) and fencing/redisguard (Redis) do
-// it at the resource's own store.
+// token can land between them. [MemoryGuard] implements Guard in memory,
+// and fencing/pgguard in PostgreSQL (the write runs in the check's
+// transaction). fencing/redisguard checks in Redis, where a Go function
+// cannot join a script: it does not implement Guard, but carries the
+// write (SET, HSET) in the checking script instead.
 type Guard interface {
 	// Do runs write if token is no older than the newest token admitted for
 	// resource, and, if write returns nil, makes token the newest. If token
