@@ -38,6 +38,8 @@
 // minus an allowance for clock drift, so it never claims more than the
 // backend granted; but only fencing tokens ([Lock.Token]), checked by the
 // protected resource, make a stale holder harmless. See package fencing.
+// [Lock.Done] is closed when the validity passes without an extension, and
+// [Lock.KeepAlive] extends a lock in the background; [Client.Do] does both.
 //
 // # Division of labour
 //

@@ -114,3 +114,45 @@ func ExampleWithRetry() {
 	fmt.Println(errors.Is(err, lock.ErrNotAcquired))
 	// Output: true
 }
+
+func ExampleLock_Done() {
+	c, err := lock.Open("memory", "example-done")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	l, err := c.Acquire(ctx, "job", lock.WithTTL(50*time.Millisecond))
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Nobody extends it: Done is closed once its validity passes.
+	<-l.Done()
+	fmt.Println("lost:", errors.Is(l.Err(), lock.ErrLost))
+	// Output: lost: true
+}
+
+func ExampleLock_KeepAlive() {
+	c, err := lock.Open("memory", "example-keepalive")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	l, err := c.Acquire(ctx, "job", lock.WithTTL(30*time.Millisecond))
+	if err != nil {
+		log.Fatal(err)
+	}
+	stop := l.KeepAlive()
+	select {
+	case <-l.Done():
+		fmt.Println("lost:", l.Err())
+	case <-time.After(200 * time.Millisecond): // the work, well past the TTL
+		fmt.Println("still held after the work")
+	}
+	stop()
+	if err := l.Release(ctx); err != nil {
+		log.Fatal(err)
+	}
+	// Output: still held after the work
+}
