@@ -139,7 +139,7 @@ func ExampleLock_KeepAlive() {
 	}
 	defer c.Close()
 	ctx := context.Background()
-	l, err := c.Acquire(ctx, "job", lock.WithTTL(30*time.Millisecond))
+	l, err := c.Acquire(ctx, "job", lock.WithTTL(300*time.Millisecond))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func ExampleLock_KeepAlive() {
 	select {
 	case <-l.Done():
 		fmt.Println("lost:", l.Err())
-	case <-time.After(200 * time.Millisecond): // the work, well past the TTL
+	case <-time.After(600 * time.Millisecond): // the work, past the TTL
 		fmt.Println("still held after the work")
 	}
 	stop()
