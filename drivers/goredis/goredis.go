@@ -168,6 +168,9 @@ func (n *node) Subscribe(ctx context.Context) (redlock.Subscriber, error) {
 
 func (n *node) String() string { return name(n.c) }
 
+// GoString is String, so that %#v shows no password either.
+func (n *node) GoString() string { return n.String() }
+
 func (n *node) Close() error {
 	if n.own {
 		return n.c.Close()

@@ -169,6 +169,17 @@ func parseURL(i int, raw string) (*endpoint, error) {
 	return e, nil
 }
 
+// String describes e by its address and its pool's settings, never by
+// its URL or its dial options, which may hold the password. (Value
+// receivers, so that an endpoint printed by value is covered too.)
+func (e endpoint) String() string {
+	return fmt.Sprintf("redigo endpoint %s (dial_timeout=%v write_timeout=%v max_idle_conns=%d max_active_conns=%d idle_timeout=%v conn_max_lifetime=%v)",
+		e.addr, e.dialTimeout, e.writeTimeout, e.maxIdle, e.maxActive, e.idleTimeout, e.maxLifetime)
+}
+
+// GoString is String, so that %#v shows no password either.
+func (e endpoint) GoString() string { return e.String() }
+
 // pool returns a new pool of connections to e.
 func (e *endpoint) pool() *redis.Pool {
 	return &redis.Pool{

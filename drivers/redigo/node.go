@@ -87,6 +87,9 @@ func (n *node) Subscribe(ctx context.Context) (redlock.Subscriber, error) {
 
 func (n *node) String() string { return n.name }
 
+// GoString is String, so that %#v shows no password either.
+func (n *node) GoString() string { return n.String() }
+
 func (n *node) Close() error {
 	if n.own {
 		return n.pool.Close()

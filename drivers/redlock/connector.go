@@ -2,6 +2,9 @@ package redlock
 
 import (
 	"context"
+	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/distlock/lock/driver"
 )
@@ -11,6 +14,7 @@ import (
 // their New.
 type connector struct {
 	nodes func() []Node // the nodes of one connection
+	names []string      // the nodes' names, for String; nil if unknown
 	cfg   config
 }
 
@@ -19,14 +23,15 @@ type connector struct {
 // every node's Close, so nodes that wrap clients the caller keeps must
 // leave those open. The nodes and options are checked here.
 func NewConnector(nodes []Node, opts ...Option) (driver.Connector, error) {
-	cfg, err := newConfig(opts)
+	c, err := newConnector(func() []Node { return nodes }, opts)
 	if err != nil {
 		return nil, err
 	}
 	if err := checkNodes(nodes); err != nil {
 		return nil, err
 	}
-	return &connector{nodes: func() []Node { return nodes }, cfg: cfg}, nil
+	c.names = nodeNames(nodes)
+	return c, nil
 }
 
 // NewConnectorFunc returns a driver.Connector (for lock.OpenConnector)
@@ -34,12 +39,27 @@ func NewConnector(nodes []Node, opts ...Option) (driver.Connector, error) {
 // newNodes when it connects and closed when it is closed. The options are
 // checked here, the nodes at each connection.
 func NewConnectorFunc(newNodes func() []Node, opts ...Option) (driver.Connector, error) {
+	c, err := newConnector(newNodes, opts)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func newConnector(newNodes func() []Node, opts []Option) (*connector, error) {
 	cfg, err := newConfig(opts)
 	if err != nil {
 		return nil, err
 	}
 	return &connector{nodes: newNodes, cfg: cfg}, nil
 }
+
+// String describes the connector: its nodes, by their addresses, and its
+// parameters, never a password.
+func (c *connector) String() string { return describe(c.names, c.cfg) }
+
+// GoString is String, so that %#v shows no password either.
+func (c *connector) GoString() string { return c.String() }
 
 func (c *connector) Connect(context.Context) (driver.Conn, error) {
 	nodes := c.nodes()
@@ -59,23 +79,68 @@ func (c *connector) Connect(context.Context) (driver.Conn, error) {
 // (see [ParseDSN]): parseURL turns the i-th URL (counting from 0) into a
 // function that makes a node of its own for each connection, which closes
 // it. The errors of parseURL are returned as they are; they must not
-// repeat the URL, which may hold a password.
+// repeat the URL, which may hold a password. The connector's String names
+// the nodes by their URLs' host:port (localhost and 6379 by default).
 func NewDSNConnector(dsn string, parseURL func(i int, url string) (newNode func() Node, err error)) (driver.Connector, error) {
 	urls, opts, err := ParseDSN(dsn)
 	if err != nil {
 		return nil, err
 	}
 	makers := make([]func() Node, len(urls))
+	names := make([]string, len(urls))
 	for i, u := range urls {
 		if makers[i], err = parseURL(i, u); err != nil {
 			return nil, err
 		}
+		names[i] = urlAddr(u)
 	}
-	return NewConnectorFunc(func() []Node {
+	c, err := newConnector(func() []Node {
 		nodes := make([]Node, len(makers))
 		for i, newNode := range makers {
 			nodes[i] = newNode()
 		}
 		return nodes
-	}, opts...)
+	}, opts)
+	if err != nil {
+		return nil, err
+	}
+	c.names = names
+	return c, nil
+}
+
+// nodeNames returns the names of nodes, which checkNodes has checked.
+func nodeNames(nodes []Node) []string {
+	names := make([]string, len(nodes))
+	for i, n := range nodes {
+		names[i] = n.String()
+	}
+	return names
+}
+
+// describe is the String of a connector or a Redlock over nodes with
+// names (nil if they are made at each connection) and cfg, such as
+// "redlock(3 nodes: 10.0.0.1:6379, 10.0.0.2:6379, 10.0.0.3:6379;
+// node_timeout=50ms fencing=false key_prefix=distlock:)".
+func describe(names []string, cfg config) string {
+	var b strings.Builder
+	b.WriteString("redlock(")
+	switch {
+	case names == nil:
+		b.WriteString("nodes made at each connection")
+	case len(names) == 1:
+		b.WriteString("1 node: " + names[0])
+	default:
+		fmt.Fprintf(&b, "%d nodes: %s", len(names), strings.Join(names, ", "))
+	}
+	fmt.Fprintf(&b, "; node_timeout=%v fencing=%t key_prefix=%s)", cfg.nodeTimeout, cfg.fencing, quoteIfNeeded(cfg.prefix))
+	return b.String()
+}
+
+// quoteIfNeeded quotes s if it is empty, or holds a space, ';', ')' or
+// anything that strconv.Quote would escape.
+func quoteIfNeeded(s string) string {
+	if q := strconv.Quote(s); s == "" || q[1:len(q)-1] != s || strings.ContainsAny(s, " ;)") {
+		return q
+	}
+	return s
 }

@@ -3,7 +3,9 @@ package redlock
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -31,11 +33,7 @@ func ParseDSN(dsn string) (urls []string, opts []Option, err error) {
 		raw = strings.TrimSpace(raw)
 		u, err := url.Parse(raw)
 		if err != nil {
-			var ue *url.Error
-			if errors.As(err, &ue) {
-				err = ue.Err
-			}
-			return nil, nil, fmt.Errorf("redlock: URL #%d of the DSN is malformed: %w", i+1, err)
+			return nil, nil, fmt.Errorf("redlock: URL #%d of the DSN is malformed: %s", i+1, urlProblem(err))
 		}
 		if u.Scheme != "redis" && u.Scheme != "rediss" {
 			return nil, nil, fmt.Errorf("redlock: URL #%d of the DSN: scheme %q, want redis or rediss", i+1, u.Scheme)
@@ -76,4 +74,36 @@ func ParseDSN(dsn string) (urls []string, opts []Option, err error) {
 		opts = append(opts, WithKeyPrefix(v))
 	}
 	return urls, opts, nil
+}
+
+// quoted matches a Go-quoted string in an error message.
+var quoted = regexp.MustCompile(` ?"(?:[^"\\]|\\.)*"`)
+
+// urlProblem returns what url.Parse found wrong, without the parts of the
+// URL that its message quotes: a '/', '?' or '#' in a password ends the
+// host early, and the rest of the password would be quoted as a port or a
+// host name, as in `invalid port ":s3cret" after host`.
+func urlProblem(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return quoted.ReplaceAllString(err.Error(), "")
+}
+
+// urlAddr returns the host:port of a node's URL, which ParseDSN has
+// checked, as the Redis drivers dial it.
+func urlAddr(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "?"
+	}
+	host, port := u.Hostname(), u.Port()
+	if host == "" {
+		host = "localhost"
+	}
+	if port == "" {
+		port = "6379"
+	}
+	return net.JoinHostPort(host, port)
 }

@@ -137,6 +137,13 @@ func newRedlock(nodes []Node, cfg config) *Redlock {
 // Nodes returns the number of nodes.
 func (r *Redlock) Nodes() int { return len(r.nodes) }
 
+// String describes r: its nodes, by their String, and its parameters,
+// never a password.
+func (r *Redlock) String() string { return describe(nodeNames(r.nodes), r.cfg) }
+
+// GoString is String, so that %#v shows no password either.
+func (r *Redlock) GoString() string { return r.String() }
+
 func (r *Redlock) lockKey(key string) string { return r.cfg.prefix + "{" + key + "}" }
 func (r *Redlock) fenceKey(lk string) string { return lk + ":fence" }
 func (r *Redlock) channel(key string) string { return r.cfg.prefix + "{" + key + "}:released" }
