@@ -19,6 +19,7 @@ package memory
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -75,6 +76,17 @@ func (e *entry) heldAt(now time.Time) bool { return e.value != "" && now.Before(
 func New() *Store {
 	return &Store{keys: make(map[string]*entry)}
 }
+
+// String describes s by the number of keys it keeps records for (it holds
+// no secret). Unlike printing its fields, it is safe while s is in use.
+func (s *Store) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return fmt.Sprintf("memory.Store(%d keys)", len(s.keys))
+}
+
+// GoString is String, so that %#v is safe while s is in use too.
+func (s *Store) GoString() string { return s.String() }
 
 // Connect returns a connection to s.
 func (s *Store) Connect(context.Context) (driver.Conn, error) { return conn{s}, nil }

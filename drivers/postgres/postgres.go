@@ -3,6 +3,10 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/distlock/lock"
 	"github.com/distlock/lock/driver"
@@ -98,17 +102,42 @@ func (c *Connector) Connect(ctx context.Context) (driver.Conn, error) {
 	return newConn(pool, owned, c.t), nil
 }
 
-// String describes the connector without its password: server, database,
-// user and table.
+// String describes the connector without its password: server (with the
+// other hosts of a multi-host DSN), database, user and table.
 func (c *Connector) String() string {
 	var cc *pgx.ConnConfig
-	if c.pool != nil {
+	switch {
+	case c.pool != nil:
 		cc = c.pool.Config().ConnConfig
-	} else {
+	case c.poolCfg != nil:
 		cc = c.poolCfg.ConnConfig
 	}
-	return fmt.Sprintf("postgres(host=%s port=%d database=%s user=%s table=%s)",
-		cc.Host, cc.Port, cc.Database, cc.User, c.t.name)
+	var table string
+	if c.t != nil {
+		table = c.t.name
+	}
+	if cc == nil { // a zero Connector
+		return "postgres(table=" + table + ")"
+	}
+	return fmt.Sprintf("postgres(host=%s port=%d%s database=%s user=%s table=%s)",
+		cc.Host, cc.Port, fallbacks(cc), cc.Database, cc.User, table)
+}
+
+// fallbacks lists the hosts that cc tries after its first, if any, as
+// " fallbacks=host:port,...".
+func fallbacks(cc *pgx.ConnConfig) string {
+	first := net.JoinHostPort(cc.Host, strconv.Itoa(int(cc.Port)))
+	var addrs []string
+	for _, f := range cc.Fallbacks {
+		a := net.JoinHostPort(f.Host, strconv.Itoa(int(f.Port)))
+		if a != first && !slices.Contains(addrs, a) { // pgx lists a host twice, with and without TLS
+			addrs = append(addrs, a)
+		}
+	}
+	if len(addrs) == 0 {
+		return ""
+	}
+	return " fallbacks=" + strings.Join(addrs, ",")
 }
 
 // GoString is String, so that %#v does not print the password either.
