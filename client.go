@@ -236,3 +236,20 @@ func (c *Client) ready(ctx context.Context) (*conn, error) {
 	}
 	return c.connect(ctx)
 }
+
+// String describes the client by its connector, without secrets: the
+// connector's own String if it has one (the drivers' connectors redact
+// passwords), its type otherwise.
+func (c *Client) String() string {
+	desc := fmt.Sprintf("%T", c.connector)
+	if s, ok := c.connector.(fmt.Stringer); ok {
+		desc = s.String()
+	}
+	if c.closed.Load() {
+		desc += ", closed"
+	}
+	return "lock.Client(" + desc + ")"
+}
+
+// GoString is String, so that %#v does not print the connector's fields.
+func (c *Client) GoString() string { return c.String() }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -269,3 +270,19 @@ func (l *Lock) letGo(ctx context.Context) {
 		l.c.log().WarnContext(ctx, "lock: Close could not release a lock; the key stays held until its TTL runs out", "key", l.key, "err", err)
 	}
 }
+
+// String describes the lock by its key, token and state; it leaves out
+// the lock's value, with which anyone could release or extend it.
+func (l *Lock) String() string {
+	s := "lock.Lock(" + strconv.Quote(l.key)
+	if tok, ok := l.Token(); ok {
+		s += " token " + tok.String()
+	}
+	if err := l.Err(); err != nil {
+		return s + ", ended: " + err.Error() + ")"
+	}
+	return s + ", valid for " + time.Until(l.ValidUntil()).Round(time.Millisecond).String() + ")"
+}
+
+// GoString is String, so that %#v does not print the lock's value.
+func (l *Lock) GoString() string { return l.String() }
