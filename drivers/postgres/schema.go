@@ -2,12 +2,13 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/distlock/lock/internal/pgtable"
 )
 
 // DefaultTable is the lease table's name when the DSN or [Config] names
@@ -18,8 +19,6 @@ const DefaultTable = "distlock_leases"
 // also the NOTIFY channel, and channel names are identifiers, which
 // PostgreSQL limits to 63 bytes.
 const maxTableName = 63
-
-var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // table is a validated lease table name and the statements that use it.
 // The name and the channel are spliced into SQL text only after validation,
@@ -42,16 +41,11 @@ func newTable(name string) (*table, error) {
 	if len(name) > maxTableName {
 		return nil, fmt.Errorf("table name %q is %d bytes long, over the maximum of %d", truncate(name, 80), len(name), maxTableName)
 	}
-	parts := strings.Split(name, ".")
-	if len(parts) > 2 {
-		return nil, fmt.Errorf("table name %q has more than one '.': give a table, or schema.table", name)
+	ident, err := pgtable.Quote(name)
+	if err != nil {
+		return nil, err
 	}
-	for _, p := range parts {
-		if !identifier.MatchString(p) {
-			return nil, fmt.Errorf("table name %q is not an identifier (letters, digits and '_', not starting with a digit), or schema.identifier", name)
-		}
-	}
-	t := &table{name: name, ident: pgx.Identifier(parts).Sanitize()}
+	t := &table{name: name, ident: ident}
 	channel := quoteLiteral(name)
 
 	// Acquire grants the key if nobody holds it, bumping the key's fencing
@@ -131,41 +125,18 @@ func quoteLiteral(s string) string {
 	return `'` + strings.ReplaceAll(s, `'`, `''`) + `'`
 }
 
-// querier is what ensure needs of a pool or a connection.
-type querier interface {
-	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-}
-
-// ensure makes sure the table exists, creating it if create is set. It
-// leaves an existing table alone without asking for the right to create
-// one, and tolerates creators racing each other.
-func (t *table) ensure(ctx context.Context, db querier, create bool) error {
-	exists, err := t.exists(ctx, db)
-	switch {
-	case err != nil:
-		return fmt.Errorf("postgres: looking for table %s: %w", t.name, err)
-	case exists:
-		return nil
-	case !create:
-		return fmt.Errorf("postgres: table %s does not exist, and the driver was told not to create it (%s=false)", t.name, paramCreate)
+// ensure makes sure the table exists, creating it if create is set.
+func (t *table) ensure(ctx context.Context, db pgtable.Querier, create bool) error {
+	stmt := ""
+	if create {
+		stmt = t.create
 	}
-	if _, err := db.Exec(ctx, t.create); err != nil {
-		// CREATE TABLE IF NOT EXISTS is not atomic: of creators racing each
-		// other, all but one fail (duplicate_table, or a duplicate in the
-		// catalogs), once the winner has committed.
-		if exists, _ := t.exists(ctx, db); exists {
-			return nil
-		}
-		return fmt.Errorf("postgres: creating table %s: %w", t.name, err)
+	err := pgtable.Ensure(ctx, db, t.ident, stmt)
+	switch {
+	case errors.Is(err, pgtable.ErrMissing):
+		return fmt.Errorf("postgres: table %s does not exist, and the driver was told not to create it (%s=false)", t.name, paramCreate)
+	case err != nil:
+		return fmt.Errorf("postgres: table %s: %w", t.name, err)
 	}
 	return nil
-}
-
-// exists reports whether the table exists, in one round trip (the simple
-// protocol spares preparing a statement used once).
-func (t *table) exists(ctx context.Context, db querier) (bool, error) {
-	var exists bool
-	err := db.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, pgx.QueryExecModeSimpleProtocol, t.ident).Scan(&exists)
-	return exists, err
 }
