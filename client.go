@@ -36,9 +36,10 @@ type Client struct {
 	heldMu sync.Mutex
 	held   *Lock // the first of the locks the client holds, linked by Lock.next
 
-	logger atomic.Pointer[slog.Logger]
-	stats  counters
-	waits  queues // of the calls waiting for keys, by key
+	defaults []Option // given at Open; checked there
+	logger   atomic.Pointer[slog.Logger]
+	stats    counters
+	waits    queues // of the calls waiting for keys, by key
 }
 
 // conn is a connected driver.Conn with its optional interfaces resolved, so
@@ -182,7 +183,7 @@ func (c *Client) Stats() Stats { return c.stats.snapshot() }
 // ended the wait, ctx's error as well. A failed or cancelled acquisition
 // leaves nothing held.
 func (c *Client) Acquire(ctx context.Context, key string, opts ...Option) (*Lock, error) {
-	o, err := apply(key, opts)
+	o, err := apply(key, c.defaults, opts)
 	if err != nil {
 		return nil, opError("acquire", key, err)
 	}
@@ -193,7 +194,7 @@ func (c *Client) Acquire(ctx context.Context, key string, opts ...Option) (*Lock
 // someone else holds it, the error matches [ErrNotAcquired]; any other error
 // means the attempt could not be made or completed, and leaves nothing held.
 func (c *Client) TryAcquire(ctx context.Context, key string, opts ...Option) (*Lock, error) {
-	o, err := apply(key, opts)
+	o, err := apply(key, c.defaults, opts)
 	if err != nil {
 		return nil, opError("acquire", key, err)
 	}

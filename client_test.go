@@ -619,3 +619,44 @@ func TestAcquire_limitAttemptsReturnsLastCause(t *testing.T) {
 		})
 	}
 }
+
+func TestOpen_defaultOptionsAndTheirOverride(t *testing.T) {
+	c, err := lock.Open("memory", "defaults-test", lock.WithTTL(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	l, err := c.TryAcquire(ctx, "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Until(l.ValidUntil()); d < 50*time.Second {
+		t.Errorf("a lock taken with the client's default TTL of 1m is valid for %v", d)
+	}
+	l2, err := c.TryAcquire(ctx, "override", lock.WithTTL(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Until(l2.ValidUntil()); d > time.Second {
+		t.Errorf("a call's own TTL of 1s did not override the default: valid for %v", d)
+	}
+	if _, err := lock.Open("memory", "defaults-test", lock.WithTTL(time.Nanosecond)); !errors.Is(err, lock.ErrInvalidTTL) {
+		t.Errorf("Open with a bad default TTL = %v, want ErrInvalidTTL", err)
+	}
+	bad := lock.OpenConnector(memory.New(), nil)
+	defer bad.Close()
+	if _, err := bad.TryAcquire(ctx, "k"); !errors.Is(err, lock.ErrInvalidOption) {
+		t.Errorf("TryAcquire on a client opened with a nil default = %v, want ErrInvalidOption", err)
+	}
+}
+
+func TestInspect_unsupportedAndHeld(t *testing.T) {
+	c := openScripted(t, &scriptedConn{}, false)
+	if _, _, err := c.Inspect(context.Background(), "k"); !errors.Is(err, errors.ErrUnsupported) {
+		t.Errorf("Inspect on a driver without Inspector = %v, want ErrUnsupported", err)
+	}
+	if _, _, err := c.Inspect(context.Background(), ""); !errors.Is(err, lock.ErrInvalidKey) {
+		t.Errorf("Inspect of an empty key = %v, want ErrInvalidKey", err)
+	}
+}

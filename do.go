@@ -31,7 +31,7 @@ func (c *Client) Do(ctx context.Context, key string, fn func(context.Context) er
 	if fn == nil {
 		return opError("do", key, fmt.Errorf("%w: nil function", ErrInvalidOption))
 	}
-	o, err := apply(key, opts)
+	o, err := apply(key, c.defaults, opts)
 	if err != nil {
 		return opError("do", key, err)
 	}

@@ -49,7 +49,7 @@ var errTooLate = errors.New("backend answered after the lock's validity had run 
 // and the key; Err is the cause, which matches this package's sentinels and
 // keeps the backend's error reachable through errors.Is and errors.As.
 type Error struct {
-	Op  string // "acquire", "extend", "release", "do", "ping", "close", "open"
+	Op  string // "acquire", "extend", "release", "do", "inspect", "ping", "close", "open"
 	Key string // the lock's key, if the operation had one
 	Err error
 }

@@ -32,7 +32,9 @@ const (
 const fixedDrift = 2 * time.Millisecond
 
 // An Option changes how one acquisition is made. Options are applied in
-// order; a later one overrides an earlier one of the same kind.
+// order; a later one overrides an earlier one of the same kind. Options
+// given to [Open] or [OpenConnector] are the client's defaults, which each
+// call's own options override.
 type Option func(*options)
 
 type options struct {
@@ -69,25 +71,39 @@ func WithDriftFactor(f float64) Option {
 	return func(o *options) { o.drift = f }
 }
 
-// apply builds the options of one call and checks them with the key.
-func apply(key string, opts []Option) (options, error) {
+// apply builds the options of one call from the client's defaults and
+// the call's own, and checks them with the key.
+func apply(key string, defaults, opts []Option) (options, error) {
 	o := defaultOptions()
-	for _, opt := range opts {
-		if opt == nil {
-			return o, fmt.Errorf("%w: nil Option", ErrInvalidOption)
+	for _, list := range [2][]Option{defaults, opts} {
+		for _, opt := range list {
+			if opt == nil {
+				return o, fmt.Errorf("%w: nil Option", ErrInvalidOption)
+			}
+			opt(&o)
 		}
-		opt(&o)
 	}
 	if err := checkKey(key); err != nil {
 		return o, err
 	}
+	return o, checkOptions(&o)
+}
+
+// checkOptions checks options built by apply.
+func checkOptions(o *options) error {
 	if !(o.drift >= 0 && o.drift < 0.5) { // also refuses NaN
-		return o, fmt.Errorf("%w: drift factor %v is outside [0, 0.5)", ErrInvalidOption, o.drift)
+		return fmt.Errorf("%w: drift factor %v is outside [0, 0.5)", ErrInvalidOption, o.drift)
 	}
 	if err := checkTTL(o.ttl); err != nil {
-		return o, err
+		return err
 	}
-	return o, validateRetry(o.retry)
+	return validateRetry(o.retry)
+}
+
+// checkDefaults checks a client's default options.
+func checkDefaults(defaults []Option) error {
+	_, err := apply("defaults", defaults, nil)
+	return err
 }
 
 func checkKey(key string) error {

@@ -41,11 +41,15 @@ func Drivers() []string {
 }
 
 // Open returns a [Client] for the backend that the driver registered as
-// driverName finds at dsn. The driver parses the DSN here, so a malformed
-// one is reported at once; Open never contacts the backend (use
-// [Client.Ping] for that). Errors never repeat the DSN, which may hold a
-// password.
-func Open(driverName, dsn string) (*Client, error) {
+// driverName finds at dsn, with opts as the defaults of its calls (a TTL,
+// a retry strategy: each call's own options override them). The driver
+// parses the DSN here, so a malformed one is reported at once, as are bad
+// options; Open never contacts the backend (use [Client.Ping] for that).
+// Errors never repeat the DSN, which may hold a password.
+func Open(driverName, dsn string, opts ...Option) (*Client, error) {
+	if err := checkDefaults(opts); err != nil {
+		return nil, opError("open", "", err)
+	}
 	driversMu.RLock()
 	d, ok := drivers[driverName]
 	driversMu.RUnlock()
@@ -56,11 +60,14 @@ func Open(driverName, dsn string) (*Client, error) {
 	if err != nil {
 		return nil, opError("open", "", fmt.Errorf("driver %q: %w", driverName, err))
 	}
-	return OpenConnector(c), nil
+	return OpenConnector(c, opts...), nil
 }
 
-// OpenConnector returns a [Client] that uses c. It does not contact the
-// backend; the first operation that needs the backend connects.
-func OpenConnector(c driver.Connector) *Client {
-	return &Client{connector: c, closing: make(chan struct{})}
+// OpenConnector returns a [Client] that uses c, with opts as the defaults
+// of its calls. It does not contact the backend; the first operation that
+// needs the backend connects. It cannot fail: bad options make each
+// acquisition fail with an error matching [ErrInvalidOption] or
+// [ErrInvalidTTL].
+func OpenConnector(c driver.Connector, opts ...Option) *Client {
+	return &Client{connector: c, closing: make(chan struct{}), defaults: slices.Clone(opts)}
 }

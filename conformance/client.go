@@ -189,3 +189,35 @@ func (s *suite) doneAtRelease(t *testing.T) {
 		t.Errorf("Err of a released lock = %v, want an error matching ErrNotHeld", err)
 	}
 }
+
+// inspect checks Client.Inspect where the driver supports it: the holder's
+// ID, token and time left, and nobody once the lock is released.
+func (s *suite) inspect(t *testing.T) {
+	ctx := s.ctxFor(t)
+	c, other := s.client(t), s.client(t)
+	k := key(t, "")
+	if _, _, err := other.Inspect(ctx, k); errors.Is(err, errors.ErrUnsupported) {
+		t.Skip("the driver cannot tell who holds a key")
+	} else if err != nil {
+		t.Fatalf("Inspect of a key never used: %v", err)
+	}
+	ttl := 10 * time.Second
+	l := mustAcquire(t, ctx, c, k, lock.WithTTL(ttl))
+	h, held, err := other.Inspect(ctx, k)
+	if err != nil || !held {
+		t.Fatalf("Inspect of a held key = %+v, %v, %v", h, held, err)
+	}
+	tok, fenced := l.Token()
+	if h.ID != l.ID() || h.Token != tok || h.Fenced != fenced {
+		t.Errorf("Inspect = %+v, want ID %q, token %v (fenced %v)", h, l.ID(), tok, fenced)
+	}
+	if h.TTL <= 0 || h.TTL > ttl {
+		t.Errorf("Inspect's TTL = %v, want in (0, %v]", h.TTL, ttl)
+	}
+	if err := l.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if h, held, err := other.Inspect(ctx, k); err != nil || held {
+		t.Errorf("Inspect of a released key = %+v, %v, %v; want nobody", h, held, err)
+	}
+}

@@ -86,6 +86,7 @@ func Run(t *testing.T, h Harness) {
 		{"Stats", s.stats},
 		{"Close", s.close},
 		{"Close_letsGo", s.closeLetsGo},
+		{"Inspect", s.inspect},
 		{"Done_atValidity", s.doneAtValidity},
 		{"Done_atRelease", s.doneAtRelease},
 		{"Driver_ownership", s.driverOwnership},
