@@ -12,13 +12,14 @@ demo:
 	@echo
 	$(GO) run ./examples/fencing
 
-## test: start the test servers, run every test with -race, stop the servers (also on failure).
+## test: start the test servers, run every test with -race (and the allocation tests without it), stop the servers (also on failure).
 test:
 	@scripts/services.sh up
 	@set -o pipefail; $(SERVICES_ENV); \
 	  status=0; \
 	  $(GO) vet ./... || status=$$?; \
 	  if [ $$status -eq 0 ]; then $(GO) test -race -count=1 ./... || status=$$?; fi; \
+	  if [ $$status -eq 0 ]; then $(GO) test -count=1 -run Allocs . || status=$$?; fi; \
 	  scripts/services.sh down; \
 	  exit $$status
 

@@ -38,6 +38,7 @@ type Client struct {
 
 	defaults []Option // given at Open; checked there
 	logger   atomic.Pointer[slog.Logger]
+	observer atomic.Pointer[Observer]
 	stats    counters
 	waits    queues // of the calls waiting for keys, by key
 }
@@ -187,7 +188,7 @@ func (c *Client) Acquire(ctx context.Context, key string, opts ...Option) (*Lock
 	if err != nil {
 		return nil, opError("acquire", key, err)
 	}
-	return c.acquire(ctx, key, &o)
+	return c.acquireTraced(ctx, key, &o)
 }
 
 // TryAcquire makes exactly one attempt to acquire the lock on key. If
@@ -198,30 +199,55 @@ func (c *Client) TryAcquire(ctx context.Context, key string, opts ...Option) (*L
 	if err != nil {
 		return nil, opError("acquire", key, err)
 	}
+	ctx, t := c.trace(ctx, "acquire", key)
 	cn, err := c.ready(ctx)
 	if err != nil {
-		return nil, opError("acquire", key, err)
+		err = opError("acquire", key, err)
+		t.end(ctx, acquired(nil, 0, err))
+		return nil, err
 	}
-	return c.attempt(ctx, cn, key, &o, nil)
+	l, err := c.attempt(ctx, cn, key, &o, nil)
+	t.end(ctx, acquired(l, 1, err))
+	return l, err
+}
+
+// acquireTraced is acquire, followed by the client's observer and debug
+// log.
+func (c *Client) acquireTraced(ctx context.Context, key string, o *options) (*Lock, error) {
+	ctx, t := c.trace(ctx, "acquire", key)
+	l, attempts, err := c.acquire(ctx, key, o)
+	t.end(ctx, acquired(l, attempts, err))
+	return l, err
+}
+
+// acquired is the event of an acquisition that ended with l and err.
+func acquired(l *Lock, attempts int, err error) Event {
+	ev := Event{Err: err, Attempts: attempts}
+	if l != nil {
+		ev.Token, ev.Fenced = l.Token()
+	}
+	return ev
 }
 
 // acquire acquires key with checked options, waiting while it is held:
 // it makes attempts until one takes the key, and before each, the call's
 // wait (see wait) waits until it is due, or says that the call gives up.
-func (c *Client) acquire(ctx context.Context, key string, o *options) (l *Lock, err error) {
+// It also returns the number of attempts made.
+func (c *Client) acquire(ctx context.Context, key string, o *options) (l *Lock, attempts int, err error) {
 	cn, err := c.ready(ctx)
 	if err != nil {
-		return nil, opError("acquire", key, err)
+		return nil, 0, opError("acquire", key, err)
 	}
 	w := c.waits.newWait(key, o, cn.waiter, cn.transferer != nil, c.closing, c.log())
 	defer func() { w.end(l) }()
 	var failure error // the last attempt's; nil before the first
 	for {
 		if l, err = w.next(ctx, failure); l != nil || err != nil {
-			return l, err
+			return l, attempts, err
 		}
+		attempts++
 		if l, failure = c.attempt(ctx, cn, key, o, w.turn()); failure == nil {
-			return l, nil
+			return l, attempts, nil
 		}
 	}
 }

@@ -35,10 +35,13 @@ func (c *Client) Do(ctx context.Context, key string, fn func(context.Context) er
 	if err != nil {
 		return opError("do", key, err)
 	}
-	l, err := c.acquire(ctx, key, &o)
+	ctx, t := c.trace(ctx, "do", key)
+	l, err := c.acquireTraced(ctx, key, &o)
 	if err != nil {
+		t.end(ctx, Event{Err: err})
 		return err
 	}
+	defer func() { t.end(ctx, Event{Err: err, Held: time.Since(l.start)}) }()
 	fctx, cancel := context.WithCancelCause(context.WithValue(ctx, lockKey{}, l))
 	defer cancel(nil)
 	// The keeper outlives ctx: the function may still be winding up after

@@ -61,6 +61,14 @@ func (l *Lock) Token() (fencing.Token, bool) {
 // matches [errors.ErrUnsupported]. Any other error is the backend's: the
 // lock stays valid until ValidUntil, and Extend may be called again.
 func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
+	ctx, t := l.c.trace(ctx, "extend", l.key)
+	err := l.extend(ctx, ttl)
+	t.end(ctx, Event{Err: err})
+	return err
+}
+
+// extend is Extend, without its trace.
+func (l *Lock) extend(ctx context.Context, ttl time.Duration) error {
 	if err := checkTTL(ttl); err != nil {
 		return opError("extend", l.key, err)
 	}
@@ -131,6 +139,14 @@ func (l *Lock) extended(ctx context.Context, ttl time.Duration, start, deadline 
 // After the client's Close, Release returns nil if Close released the
 // lock, and an error matching [ErrClosed] if it could not.
 func (l *Lock) Release(ctx context.Context) error {
+	ctx, t := l.c.trace(ctx, "release", l.key)
+	err := l.release(ctx)
+	t.end(ctx, Event{Err: err, Held: time.Since(l.start)})
+	return err
+}
+
+// release is Release, without its trace.
+func (l *Lock) release(ctx context.Context) error {
 	if !l.c.enter() {
 		if l.state.Load() == letGo {
 			return nil
@@ -208,6 +224,7 @@ func (l *Lock) lapse(t time.Time) {
 	l.endBy(t)
 	if l.state.CompareAndSwap(held, lapsed) {
 		l.c.stats.lost.Add(1)
+		l.c.lost(context.Background(), l.key, errKnownLost)
 	}
 	l.announceEnd()
 }

@@ -1,6 +1,7 @@
 package lock
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -132,6 +133,7 @@ func (l *Lock) expire() {
 func (l *Lock) expired() {
 	if l.state.CompareAndSwap(held, lapsed) {
 		l.c.stats.lost.Add(1)
+		l.c.lost(context.Background(), l.key, errValidityRanOut)
 	}
 	l.end.announce()
 }
