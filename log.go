@@ -2,9 +2,11 @@ package lock
 
 import "log/slog"
 
-// SetLogger sets the logger the client reports unusual events to: a lock
-// lost while [Client.Do] ran, a release or cleanup that failed. Successful
-// operations are logged at debug level only. The default is
+// SetLogger sets the logger the client reports unusual events to, at warn
+// level: a lock lost while kept alive, a release or cleanup that failed.
+// At debug level it also logs every acquire, extend, release and
+// [Client.Do] as it ends: the message "lock: OP" with the attributes key,
+// err, attempts, wait, token and held (see [Event]). The default is
 // [slog.Default]; nil restores it. SetLogger is safe to call at any time.
 func (c *Client) SetLogger(l *slog.Logger) { c.logger.Store(l) }
 
