@@ -41,7 +41,9 @@ func (c *Client) Do(ctx context.Context, key string, fn func(context.Context) er
 		t.end(ctx, Event{Err: err})
 		return err
 	}
-	defer func() { t.end(ctx, Event{Err: err, Held: time.Since(l.start)}) }()
+	if t.on() {
+		defer func() { t.end(ctx, Event{Err: err, Held: time.Since(l.start)}) }()
+	}
 	fctx, cancel := context.WithCancelCause(context.WithValue(ctx, lockKey{}, l))
 	defer cancel(nil)
 	// The keeper outlives ctx: the function may still be winding up after

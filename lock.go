@@ -141,7 +141,9 @@ func (l *Lock) extended(ctx context.Context, ttl time.Duration, start, deadline 
 func (l *Lock) Release(ctx context.Context) error {
 	ctx, t := l.c.trace(ctx, "release", l.key)
 	err := l.release(ctx)
-	t.end(ctx, Event{Err: err, Held: time.Since(l.start)})
+	if t.on() {
+		t.end(ctx, Event{Err: err, Held: time.Since(l.start)})
+	}
 	return err
 }
 

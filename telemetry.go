@@ -81,6 +81,10 @@ func (c *Client) trace(ctx context.Context, op, key string) (context.Context, op
 	return ctx, t
 }
 
+// on reports whether anything follows the operation, so that a caller
+// need not compute what end would drop.
+func (t opTrace) on() bool { return t.c != nil }
+
 // end reports the operation's end, with ev's outcome.
 func (t opTrace) end(ctx context.Context, ev Event) {
 	if t.c == nil {
