@@ -17,8 +17,8 @@ test:
 	@scripts/services.sh up
 	@set -o pipefail; $(SERVICES_ENV); \
 	  status=0; \
-	  $(GO) vet ./... || status=$$?; \
-	  if [ $$status -eq 0 ]; then $(GO) test -race -count=1 ./... || status=$$?; fi; \
+	  $(GO) vet -tags servers ./... || status=$$?; \
+	  if [ $$status -eq 0 ]; then $(GO) test -race -count=1 -tags servers ./... || status=$$?; fi; \
 	  if [ $$status -eq 0 ]; then $(GO) test -count=1 -run Allocs . || status=$$?; fi; \
 	  scripts/services.sh down; \
 	  exit $$status
