@@ -3,7 +3,9 @@ package postgres_test
 import (
 	"testing"
 
-	"go.uber.org/goleak"
+	"github.com/distlock/lock/internal/testenv"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestRestart restarts the PostgreSQL server: no other package's tests
+// use it meanwhile.
+func TestMain(m *testing.M) { testenv.Main(m, testenv.PostgresAlone) }

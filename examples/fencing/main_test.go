@@ -13,7 +13,7 @@ import (
 
 // The Redis case talks to every test server: it holds them exclusively,
 // as the Redis drivers' fault tests do.
-func TestMain(m *testing.M) { redistest.Main(m) }
+func TestMain(m *testing.M) { testenv.Main(m, testenv.Redis, testenv.Postgres) }
 
 // TestRun runs the example's scenario on each backend it names: the stale
 // write lands without the guard and is refused (409) with it.

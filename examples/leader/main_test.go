@@ -18,7 +18,7 @@ import (
 
 // The Redis case talks to every test server: it holds them exclusively,
 // as the Redis drivers' fault tests do.
-func TestMain(m *testing.M) { redistest.Main(m) }
+func TestMain(m *testing.M) { testenv.Main(m, testenv.Redis, testenv.Postgres) }
 
 // termLine matches the line that starts a term.
 var termLine = regexp.MustCompile(`term (\d+): candidate (\d+) leads \(token (\d+)\)`)

@@ -13,7 +13,7 @@ import (
 
 // The Redis case talks to every test server: it holds them exclusively,
 // as the Redis drivers' fault tests do.
-func TestMain(m *testing.M) { redistest.Main(m) }
+func TestMain(m *testing.M) { testenv.Main(m, testenv.Redis, testenv.Postgres) }
 
 // TestRun runs the example on each backend it names: a lock with a token
 // and a holder that Inspect recognises, then three TTLs under Do, which

@@ -3,7 +3,9 @@ package pgguard_test
 import (
 	"testing"
 
-	"go.uber.org/goleak"
+	"github.com/distlock/lock/internal/testenv"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// The tests share the PostgreSQL server, but never with the postgres
+// driver's, which restart it.
+func TestMain(m *testing.M) { testenv.Main(m, testenv.Postgres) }

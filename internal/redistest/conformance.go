@@ -1,8 +1,6 @@
 package redistest
 
 import (
-	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -11,22 +9,12 @@ import (
 	"github.com/distlock/lock/conformance"
 	"github.com/distlock/lock/driver"
 	"github.com/distlock/lock/internal/testenv"
-	"go.uber.org/goleak"
 )
 
-// Main runs a Redlock driver package's tests holding the servers
-// exclusively (see Exclusive), then checks with goleak that no goroutine
-// was left behind, and exits. Use it as TestMain.
-func Main(m *testing.M) {
-	code := Exclusive(m)
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintf(os.Stderr, "goleak: errors on successful test run: %v\n", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+// Main runs a package's tests holding the Redis servers exclusively (see
+// Exclusive), then checks with goleak that no goroutine was left behind,
+// and exits. Use it as TestMain; testenv.Main takes other locks as well.
+func Main(m *testing.M) { testenv.Main(m, testenv.Redis) }
 
 // testQuery makes the per-node timeout roomier than the default: the tests
 // share two cores with the race detector and other packages' tests.

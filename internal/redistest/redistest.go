@@ -40,25 +40,16 @@ func DSN(addrs []string, query string) string {
 }
 
 // Exclusive runs the tests of a package while holding an exclusive lock
-// on the shared Redis servers, so that one package's fault tests (which
-// kill and hang servers) never run beside another package's tests. Use it
-// in TestMain.
+// on the shared Redis servers (testenv.Redis), so that one package's fault
+// tests (which kill and hang servers) never run beside another package's
+// tests. Use it in TestMain.
 func Exclusive(m *testing.M) int {
-	dir := os.Getenv("DISTLOCK_SERVICES_DIR")
-	if dir == "" {
-		return m.Run()
-	}
-	f, err := os.OpenFile(filepath.Join(dir, "redis-tests.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	release, err := testenv.Hold(testenv.Redis)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "redistest:", err)
 		return 1
 	}
-	defer f.Close()
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		fmt.Fprintln(os.Stderr, "redistest: flock:", err)
-		return 1
-	}
-	defer syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	defer release()
 	return m.Run()
 }
 

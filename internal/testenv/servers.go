@@ -1,0 +1,101 @@
+package testenv
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// Servers is a lock on shared test servers, which keeps a package's tests
+// from running while another package's tests break those servers (go test
+// runs packages at once). The locks are files in DISTLOCK_SERVICES_DIR;
+// without it (no servers), they are not taken.
+type Servers struct {
+	name      string
+	exclusive bool
+}
+
+var (
+	// Redis holds the Redis servers alone: the Redis drivers' fault tests
+	// kill and hang them, so every package that uses them takes this lock.
+	Redis = Servers{"redis", true}
+
+	// Postgres shares the PostgreSQL server with other packages' tests,
+	// but not with one that holds PostgresAlone.
+	Postgres = Servers{"postgres", false}
+
+	// PostgresAlone holds the PostgreSQL server alone, for tests that
+	// restart it.
+	PostgresAlone = Servers{"postgres", true}
+)
+
+// Main runs m's tests holding locks, then checks with goleak that no
+// goroutine outlived them, and exits. Use it as TestMain.
+func Main(m *testing.M, locks ...Servers) {
+	release, err := Hold(locks...)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testenv:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	release()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: errors on successful test run: %v\n", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// Hold takes locks, Redis's before PostgreSQL's whatever their order (so
+// that no two packages wait for each other), and returns the function that
+// releases them.
+func Hold(locks ...Servers) (release func(), err error) {
+	dir := os.Getenv("DISTLOCK_SERVICES_DIR")
+	if dir == "" {
+		return func() {}, nil
+	}
+	locks = slices.Clone(locks)
+	slices.SortFunc(locks, func(a, b Servers) int { return -compareNames(a.name, b.name) }) // "redis" first
+	var files []*os.File
+	release = func() {
+		for _, f := range slices.Backward(files) {
+			syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+			f.Close()
+		}
+	}
+	for _, l := range locks {
+		f, err := os.OpenFile(filepath.Join(dir, l.name+"-tests.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+		if err != nil {
+			release()
+			return nil, err
+		}
+		how := syscall.LOCK_SH
+		if l.exclusive {
+			how = syscall.LOCK_EX
+		}
+		if err := syscall.Flock(int(f.Fd()), how); err != nil {
+			f.Close()
+			release()
+			return nil, fmt.Errorf("flock %s: %w", f.Name(), err)
+		}
+		files = append(files, f)
+	}
+	return release, nil
+}
+
+func compareNames(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
