@@ -16,7 +16,9 @@
 // nodes it may have reached. Release and Extend are compare-and-delete and
 // compare-and-PEXPIRE scripts and count only with a quorum; an expired
 // lease is never revived. A round that failed because nodes did not answer
-// returns a [*QuorumError], never driver.ErrHeld.
+// returns a [*QuorumError], never driver.ErrHeld. [Redlock.Inspect] reports
+// the value that a quorum of nodes holds, or nobody once the answers rule
+// a quorum out for every value.
 //
 // The lock for key K is stored at PREFIX{K} ([DefaultKeyPrefix] unless
 // [WithKeyPrefix] says otherwise), a Redis Cluster hash tag that keeps it

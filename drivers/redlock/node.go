@@ -19,9 +19,10 @@ type Node interface {
 	// and int64s) and returns the reply: a status or bulk string reply as a
 	// string, an integer reply as an int64, a nil reply as nil with a nil
 	// error, and an error reply as an error whose message is the server's
-	// (such as "NOSCRIPT ..."). Do must not modify args: the same slice goes
-	// to every node of a round at once. The command is sent once; the
-	// algorithm decides what to retry.
+	// (such as "NOSCRIPT ..."); an array reply is a []any of such values.
+	// Do must not modify args: the same slice goes to every node of a
+	// round at once. The command is sent once; the algorithm decides what
+	// to retry.
 	Do(ctx context.Context, args []any) (any, error)
 
 	// Subscribe opens a dedicated publish/subscribe connection to the node.
@@ -97,14 +98,20 @@ func (s *Script) call(keys []string, args ...any) []any {
 	return append(cmd, args...)
 }
 
-// run sends call (from Script.call) to n and returns the script's integer
-// reply, falling back to EVAL with the script's text if n does not know it.
-func run(ctx context.Context, n Node, s *Script, call []any) (int64, error) {
+// eval sends call (from Script.call) to n and returns the script's reply,
+// falling back to EVAL with the script's text if n does not know it.
+func eval(ctx context.Context, n Node, s *Script, call []any) (any, error) {
 	reply, err := n.Do(ctx, call)
 	if err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
-		eval := append([]any{"EVAL", s.Src}, call[2:]...)
-		reply, err = n.Do(ctx, eval)
+		full := append([]any{"EVAL", s.Src}, call[2:]...)
+		reply, err = n.Do(ctx, full)
 	}
+	return reply, err
+}
+
+// run is eval for the scripts whose reply is an integer.
+func run(ctx context.Context, n Node, s *Script, call []any) (int64, error) {
+	reply, err := eval(ctx, n, s, call)
 	if err != nil {
 		return 0, err
 	}

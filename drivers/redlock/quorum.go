@@ -54,9 +54,10 @@ type round struct {
 	sync      bool               // with one node: asked on the caller's goroutine
 
 	// What the askFuncs need.
-	args   []any   // the command, or the script call, sent to every node
-	script *Script // the script of args, if it is one
-	prior  *round  // a release's straggling acquisition, the acquisition a fence follows, or an acquisition's failed predecessor being undone
+	args   []any        // the command, or the script call, sent to every node
+	script *Script      // the script of args, if it is one
+	prior  *round       // a release's straggling acquisition, the acquisition a fence follows, or an acquisition's failed predecessor being undone
+	seen   []inspection // for an inspection: what each node holds, by node (see askInspect)
 
 	// For acquisitions: whether to undo a failure, with what, which
 	// nodes' requests have ended, and a channel closed when all have, so
@@ -174,20 +175,29 @@ func (rd *round) waitUndone(ctx context.Context, i int) {
 	}
 }
 
+// next waits for the next node's reply and returns it, with the node's
+// index; a failed node's error joins the round's errors.
+func (rd *round) next() (int, reply) {
+	i := 0
+	if !rd.sync {
+		i = <-rd.done
+	}
+	rd.got++
+	rep := rd.results[i]
+	if rep.err != nil {
+		rd.errs = append(rd.errs, rep.err)
+	}
+	return i, rep
+}
+
 // tally reads replies until the outcome is decided, or until every node
 // has answered.
 func (rd *round) tally() verdict {
 	lose := rd.n - rd.quorum + 1 // no's that make a quorum of yes impossible
 	for rd.got < rd.n {
-		i := 0
-		if !rd.sync {
-			i = <-rd.done
-		}
-		rep := rd.results[i]
-		rd.got++
+		i, rep := rd.next()
 		switch {
-		case rep.err != nil:
-			rd.errs = append(rd.errs, rep.err)
+		case rep.err != nil: // next keeps the error
 		case rep.yes:
 			rd.yes++
 			rd.yesSet |= 1 << i

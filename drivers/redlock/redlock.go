@@ -54,8 +54,8 @@ func WithFencing(on bool) Option { return func(c *config) { c.fencing = on } }
 func WithKeyPrefix(p string) Option { return func(c *config) { c.prefix = p } }
 
 // Redlock is the algorithm over a set of nodes. It implements driver.Conn
-// with driver.Extender, driver.Waiter and driver.Pinger, and is safe for
-// concurrent use.
+// with driver.Extender, driver.Waiter, driver.Pinger and driver.Inspector,
+// and is safe for concurrent use.
 type Redlock struct {
 	nodes   []Node
 	cfg     config

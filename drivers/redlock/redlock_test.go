@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -22,17 +23,27 @@ import (
 type fakeNode struct {
 	name string
 
-	mu    sync.Mutex
-	keys  map[string]string
-	subs  []*fakeSub
-	log   []string      // commands in the order they took effect
-	delay time.Duration // before each command takes effect
-	hang  bool          // never answer (until ctx ends)
+	mu      sync.Mutex
+	keys    map[string]string
+	expires map[string]time.Time // of keys set with an expiry
+	subs    []*fakeSub
+	log     []string      // commands in the order they took effect
+	delay   time.Duration // before each command takes effect
+	hang    bool          // never answer (until ctx ends)
 
 	undoDelay time.Duration // before an undo takes effect
 }
 
-func newFake(name string) *fakeNode { return &fakeNode{name: name, keys: make(map[string]string)} }
+func newFake(name string) *fakeNode {
+	return &fakeNode{name: name, keys: make(map[string]string), expires: make(map[string]time.Time)}
+}
+
+// hold sets k to v for ttl, as another client's SET PX would.
+func (f *fakeNode) hold(k, v string, ttl time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.keys[k], f.expires[k] = v, time.Now().Add(ttl)
+}
 
 func (f *fakeNode) setDelay(d time.Duration) { f.mu.Lock(); f.delay = d; f.mu.Unlock() }
 func (f *fakeNode) setHang(h bool)           { f.mu.Lock(); f.hang = h; f.mu.Unlock() }
@@ -73,9 +84,13 @@ func (f *fakeNode) Do(ctx context.Context, args []any) (any, error) {
 			return nil, nil
 		}
 		f.keys[k] = v
+		f.expires[k] = time.Now().Add(time.Duration(args[4].(int64)) * time.Millisecond)
 		return "OK", nil
 	case "EVALSHA":
 		sha := args[1].(string)
+		if reply, ok := f.runTwoKeyScript(sha, args); ok {
+			return reply, nil
+		}
 		k, v := args[3].(string), args[4].(string)
 		switch sha {
 		case releaseScript.SHA, undoScript.SHA:
@@ -91,12 +106,54 @@ func (f *fakeNode) Do(ctx context.Context, args []any) (any, error) {
 		case extendScript.SHA:
 			f.log = append(f.log, "EXTEND "+v)
 			if f.keys[k] == v {
+				f.expires[k] = time.Now().Add(time.Duration(args[5].(int64)) * time.Millisecond)
 				return int64(1), nil
 			}
 			return int64(0), nil
 		}
 	}
 	return nil, fmt.Errorf("ERR unknown command %v", args)
+}
+
+// runTwoKeyScript runs the scripts that take a lock key and its fencing
+// counter (fencing and inspection) natively, with f.mu held; ok is false
+// for other scripts.
+func (f *fakeNode) runTwoKeyScript(sha string, args []any) (reply any, ok bool) {
+	switch sha {
+	case fencedAcquireScript.SHA:
+		lk, fk, v := args[3].(string), args[4].(string), args[5].(string)
+		f.log = append(f.log, "SET "+v)
+		if _, held := f.keys[lk]; held {
+			return int64(-1), true
+		}
+		f.keys[lk] = v
+		f.expires[lk] = time.Now().Add(time.Duration(args[6].(int64)) * time.Millisecond)
+		n, _ := strconv.ParseInt(f.keys[fk], 10, 64)
+		return n, true
+	case fenceScript.SHA:
+		lk, fk, v, t := args[3].(string), args[4].(string), args[5].(string), args[6].(int64)
+		f.log = append(f.log, "FENCE "+v)
+		if f.keys[lk] != v {
+			return int64(0), true
+		}
+		if n, _ := strconv.ParseInt(f.keys[fk], 10, 64); n < t {
+			f.keys[fk] = strconv.FormatInt(t, 10)
+		}
+		return int64(1), true
+	case inspectScript.SHA:
+		lk, fk := args[3].(string), args[4].(string)
+		f.log = append(f.log, "INSPECT")
+		v, held := f.keys[lk]
+		if !held {
+			return nil, true
+		}
+		pttl := int64(-1) // no expiry, as Redis says
+		if e, ok := f.expires[lk]; ok {
+			pttl = time.Until(e).Milliseconds()
+		}
+		return []any{v, pttl, f.keys[fk]}, true
+	}
+	return nil, false
 }
 
 // Subscribe opens a publish/subscribe connection to the node, which hears

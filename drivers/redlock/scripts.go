@@ -59,3 +59,15 @@ if redis.call('get', KEYS[1]) == ARGV[1] then
 end
 return 0
 `)
+
+// inspectScript reads who holds KEYS[1], in one round trip: it returns
+// nil if nobody does, and otherwise the value, its PTTL in milliseconds,
+// and the fencing counter KEYS[2] as a decimal string (empty if none),
+// a string so that a counter past 2^53 comes back exact.
+var inspectScript = NewScript(`
+local v = redis.call('get', KEYS[1])
+if not v then
+	return false
+end
+return {v, redis.call('pttl', KEYS[1]), redis.call('get', KEYS[2]) or ''}
+`)
