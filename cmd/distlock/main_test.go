@@ -1,0 +1,220 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/distlock/lock"
+	"github.com/distlock/lock/internal/redistest"
+	"github.com/distlock/lock/internal/testenv"
+)
+
+// binary is the distlock command built by TestMain, which the tests run
+// as a subprocess, as users do.
+var binary string
+
+// TestMain builds the command, then runs the tests holding the Redis
+// servers exclusively (the lost-lock test hangs some of them), and checks
+// that no goroutine was left behind.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "distlock-cmd-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := buildDistlock(dir)
+	if code == 0 {
+		code = redistest.Exclusive(m)
+	}
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: errors on successful test run: %v\n", err)
+			code = 1
+		}
+	}
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// buildDistlock builds the command into dir, with the race detector if the tests
+// have it, so that the subprocesses' races fail the tests too.
+func buildDistlock(dir string) int {
+	binary = filepath.Join(dir, "distlock")
+	args := []string{"build", "-o", binary}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	out, err := exec.Command("go", append(args, ".")...).CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
+		return 1
+	}
+	return 0
+}
+
+// runResult is what one run of the command did.
+type runResult struct {
+	stdout, stderr string
+	code           int
+	took           time.Duration
+}
+
+// invocation is one run of the command being prepared.
+type invocation struct {
+	cmd            *exec.Cmd
+	stdout, stderr bytes.Buffer
+	start          time.Time
+}
+
+// newInvocation prepares a run of the command with args, in an environment
+// without the DISTLOCK_ variables of the test's own, plus env.
+func newInvocation(t *testing.T, env []string, args ...string) *invocation {
+	t.Helper()
+	inv := &invocation{cmd: exec.Command(binary, args...)}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "DISTLOCK_") {
+			inv.cmd.Env = append(inv.cmd.Env, kv)
+		}
+	}
+	// With the race detector, a process sleeps 1s at exit by default.
+	inv.cmd.Env = append(inv.cmd.Env, "GORACE=atexit_sleep_ms=0 "+os.Getenv("GORACE"))
+	inv.cmd.Env = append(inv.cmd.Env, env...)
+	inv.cmd.Stdout, inv.cmd.Stderr = &inv.stdout, &inv.stderr
+	inv.cmd.WaitDelay = 5 * time.Second // a CMD left running must not hang the test
+	return inv
+}
+
+// startIn starts the command, and kills it at the end of the test if it is
+// still running then.
+func (inv *invocation) startIn(t *testing.T) *invocation {
+	t.Helper()
+	inv.start = time.Now()
+	if err := inv.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if inv.cmd.ProcessState == nil {
+			inv.cmd.Process.Kill()
+			inv.cmd.Wait()
+		}
+	})
+	return inv
+}
+
+// wait waits for the started command, for at most limit.
+func (inv *invocation) wait(t *testing.T, limit time.Duration) runResult {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- inv.cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(limit):
+		inv.cmd.Process.Kill()
+		<-done
+		t.Fatalf("distlock %q still ran after %v; stderr: %s", inv.cmd.Args[1:], limit, inv.stderr.String())
+	}
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatalf("distlock %q: %v", inv.cmd.Args[1:], err)
+	}
+	return runResult{stdout: inv.stdout.String(), stderr: inv.stderr.String(), code: inv.cmd.ProcessState.ExitCode(), took: time.Since(inv.start)}
+}
+
+// runDistlock runs the command to its end, for at most 20s.
+func runDistlock(t *testing.T, env []string, args ...string) runResult {
+	t.Helper()
+	return newInvocation(t, env, args...).startIn(t).wait(t, 20*time.Second)
+}
+
+// want fails the test unless r ended with code, naming what it printed.
+func (r runResult) want(t *testing.T, code int) {
+	t.Helper()
+	if r.code != code {
+		t.Fatalf("exit code %d, want %d\nstdout: %s\nstderr: %s", r.code, code, r.stdout, r.stderr)
+	}
+}
+
+// backendCase is a backend the command is run against, by flags.
+type backendCase struct {
+	name, driver, dsn string
+	fenced            bool
+}
+
+// pgBackend is the test PostgreSQL server.
+func pgBackend(t *testing.T) backendCase {
+	return backendCase{name: "postgres", driver: "postgres", dsn: testenv.PostgresDSN(t), fenced: true}
+}
+
+// redisBackend is the five test Redis servers, over goredis, with query (the
+// tests' roomy node timeout and any more parameters).
+func redisBackend(t *testing.T, query string) backendCase {
+	q := "node_timeout=250ms" + query
+	return backendCase{name: "goredis", driver: "goredis", dsn: redistest.DSN(testenv.RedisAddrs(t), q), fenced: strings.Contains(q, "fencing=true")}
+}
+
+// flags are the --driver and --dsn flags for b.
+func (b backendCase) flags() []string { return []string{"--driver", b.driver, "--dsn", b.dsn} }
+
+// client opens a lock client on b for the test's own checks.
+func (b backendCase) client(t *testing.T) *lock.Client {
+	t.Helper()
+	c, err := lock.Open(b.driver, b.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+var keySeq atomic.Int64
+
+// testKey returns a key no other test, or earlier run, uses.
+func testKey(t *testing.T) string {
+	return fmt.Sprintf("cmd-distlock-test/%s/%d-%d", t.Name(), time.Now().UnixNano(), keySeq.Add(1))
+}
+
+// waitHeld waits until someone holds key, as c's Inspect tells, and
+// returns the holder.
+func waitHeld(t *testing.T, c *lock.Client, key string) lock.Holder {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		h, held, err := c.Inspect(t.Context(), key)
+		if err != nil {
+			t.Fatalf("Inspect: %v", err)
+		}
+		if held {
+			return h
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("nobody took %q within 15s", key)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// mustBeFree checks that key can be taken at once, and lets it go.
+func mustBeFree(t *testing.T, c *lock.Client, key string) {
+	t.Helper()
+	l, err := c.TryAcquire(t.Context(), key)
+	if err != nil {
+		t.Fatalf("key %q is not free: %v", key, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := l.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
