@@ -25,8 +25,10 @@ import (
 var binary string
 
 // TestMain builds the command, then runs the tests holding the Redis
-// servers exclusively (the lost-lock test hangs some of them), and checks
-// that no goroutine was left behind.
+// servers alone (the lost-lock test hangs some of them) and PostgreSQL
+// shared (so that no other package restarts it meanwhile), and checks that
+// no goroutine was left behind. (testenv.Main would exit before the
+// binary's directory is removed.)
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "distlock-cmd-test-")
 	if err != nil {
@@ -35,7 +37,7 @@ func TestMain(m *testing.M) {
 	}
 	code := buildDistlock(dir)
 	if code == 0 {
-		code = redistest.Exclusive(m)
+		code = runHolding(m)
 	}
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
@@ -45,6 +47,17 @@ func TestMain(m *testing.M) {
 	}
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// runHolding runs the tests holding the servers they use.
+func runHolding(m *testing.M) int {
+	release, err := testenv.Hold(testenv.Redis, testenv.Postgres)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testenv:", err)
+		return 1
+	}
+	defer release()
+	return m.Run()
 }
 
 // buildDistlock builds the command into dir, with the race detector if the tests
