@@ -6,6 +6,7 @@ package lock_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -261,4 +262,21 @@ func TestDo_cancelledByClose(t *testing.T) {
 	if _, isHeld, _ := inspect(t, store, "k"); isHeld {
 		t.Error("the key is still held after Close returned")
 	}
+}
+
+func TestErr_saysWhyTheLockWasLost(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := openMemory(t, memory.New())
+		expired := mustAcquire(t, c, "expired", lock.WithTTL(time.Second))
+		<-expired.Done()
+		if err := expired.Err(); !errors.Is(err, lock.ErrLost) || !strings.Contains(err.Error(), "validity ran out") {
+			t.Errorf("Err after the validity ran out = %v", err)
+		}
+		sc := &scriptedConn{onExtend: func(context.Context, int) error { return driver.ErrNotHeld }}
+		refused := mustAcquire(t, openScripted(t, sc, true), "refused")
+		refused.Extend(context.Background(), time.Minute)
+		if err := refused.Err(); !errors.Is(err, lock.ErrLost) || !strings.Contains(err.Error(), "no longer holds it") {
+			t.Errorf("Err after the backend refused an extension = %v", err)
+		}
+	})
 }

@@ -87,7 +87,7 @@ func (l *Lock) extend(ctx context.Context, ttl time.Duration) error {
 	deadline := l.ValidUntil()
 	start := time.Now()
 	if !start.Before(deadline) {
-		l.lapse(deadline)
+		l.lapse(deadline, errValidityRanOut)
 		return opError("extend", l.key, fmt.Errorf("%w: its validity ran out", ErrNotHeld))
 	}
 	dctx, cancel := context.WithDeadline(ctx, deadline)
@@ -110,16 +110,16 @@ func (l *Lock) extended(ctx context.Context, ttl time.Duration, start, deadline 
 		return nil
 	case err == nil:
 		// Extended, but too late to count: give the key back.
-		l.lapse(deadline)
+		l.lapse(deadline, errValidityRanOut)
 		l.giveBack(ctx)
 		return fmt.Errorf("%w: the extension came back after its validity ran out", ErrNotHeld)
 	case errors.Is(err, driver.ErrNotHeld):
-		l.lapse(start)
+		l.lapse(start, errKnownLost)
 		l.forget(gone)
 		return translate(err, driver.ErrNotHeld, ErrNotHeld)
 	case !inTime:
 		// The extension may have landed: give the key back.
-		l.lapse(deadline)
+		l.lapse(deadline, errValidityRanOut)
 		l.giveBack(ctx)
 		return fmt.Errorf("%w: its validity ran out during the extension: %w", ErrNotHeld, err)
 	}
@@ -220,13 +220,13 @@ func (l *Lock) handOver(ctx context.Context, h *handover, start time.Time) error
 	return opError("release", l.key, err)
 }
 
-// lapse marks the lock as lost at instant t, counting it once, and
-// announces its end. l.mu must be held.
-func (l *Lock) lapse(t time.Time) {
+// lapse marks the lock as lost at instant t, for why, counting it once,
+// and announces its end. l.mu must be held.
+func (l *Lock) lapse(t time.Time, why error) {
 	l.endBy(t)
 	if l.state.CompareAndSwap(held, lapsed) {
 		l.c.stats.lost.Add(1)
-		l.c.lost(context.Background(), l.key, errKnownLost)
+		l.c.lost(context.Background(), l.key, why)
 	}
 	l.announceEnd()
 }
@@ -251,7 +251,7 @@ func (l *Lock) recordRelease(start time.Time) {
 // notHeld records that the backend, asked at start, said that the lock was
 // not held, and returns Release's error. l.mu must be held.
 func (l *Lock) notHeld(start time.Time, err error) error {
-	l.lapse(start)
+	l.lapse(start, errKnownLost)
 	l.forget(gone)
 	return opError("release", l.key, translate(err, driver.ErrNotHeld, ErrNotHeld))
 }
@@ -262,7 +262,7 @@ func (l *Lock) notHeld(start time.Time, err error) error {
 // be held.
 func (l *Lock) giveBack(ctx context.Context) {
 	if l.c.cleanup(ctx, l.cn, l.key, l.value, nil) == nil {
-		l.forget(gone)
+		l.forget(givenBack)
 	}
 }
 

@@ -16,6 +16,7 @@ const (
 	lapsed                    // lost (counted in Stats.Lost), but the backend may still keep the lease: Release still asks it to let go
 	released                  // released, or handed over, by its holder
 	gone                      // known not to be held by the backend
+	givenBack                 // its validity ran out, and it was released
 	letGo                     // released by its client's Close
 	stranded                  // its client's Close failed to release it: it expires by its TTL
 )
@@ -96,7 +97,9 @@ func (l *Lock) Err() error {
 			return nil
 		}
 		return errValidityRanOut
-	case lapsed, gone:
+	case lapsed, givenBack:
+		return errValidityRanOut
+	case gone:
 		return errKnownLost
 	case released:
 		return errReleased
