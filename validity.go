@@ -12,13 +12,13 @@ import (
 type lockState uint32
 
 const (
-	held     lockState = iota // held, as far as the Lock knows
-	lapsed                    // lost (counted in Stats.Lost), but the backend may still keep the lease: Release still asks it to let go
-	released                  // released, or handed over, by its holder
-	gone                      // known not to be held by the backend
-	givenBack                 // its validity ran out, and it was released
-	letGo                     // released by its client's Close
-	stranded                  // its client's Close failed to release it: it expires by its TTL
+	held      lockState = iota // held, as far as the Lock knows
+	lapsed                     // lost (counted in Stats.Lost), but the backend may still keep the lease: Release still asks it to let go
+	released                   // released, or handed over, by its holder
+	gone                       // known not to be held by the backend
+	givenBack                  // its validity ran out, and it was released
+	letGo                      // released by its client's Close
+	stranded                   // its client's Close failed to release it: it expires by its TTL
 )
 
 // ended reports whether s is a state in which the Lock is certainly not
