@@ -2,12 +2,164 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/distlock/lock/internal/benchmark"
 )
+
+// exitInterrupted is bench's exit code when it was interrupted (128+SIGINT,
+// as shells have it); it prints what it measured until then.
+const exitInterrupted = 130
+
+// benchDrivers are the drivers bench measures, in the table's order.
+var benchDrivers = []string{"memory", "goredis", "redigo", "postgres", "mongodb"}
+
+// benchFlags are the command line of 'distlock bench'.
+type benchFlags struct {
+	drivers  []string
+	explicit bool // --drivers was given: a skipped driver is an error
+	duration time.Duration
+	jsonPath string
+	svgPath  string
+	dsn      map[string]string // by driver
+	hungPort int
+	noHung   bool
+	bar      bool // draw a progress bar on stderr
+	// mongoGrants is the run's own collection, to drop at the end, when
+	// the mongodb DSN is bench's default.
+	mongoGrants *benchMongoGrants
+}
 
 // benchCmd runs 'distlock bench'.
 func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "distlock bench: not built yet")
-	return exitUsage
+	bf, code := parseBenchFlags(args, stdout, stderr)
+	if bf == nil {
+		return code
+	}
+	outs, err := createBenchOutputs(bf)
+	if err != nil {
+		fmt.Fprintf(stderr, "distlock: bench: %v (see 'distlock bench --help')\n", err)
+		return exitUsage
+	}
+	plan := benchPlan(bf)
+	r := benchmark.Run(ctx, plan, benchmark.NewProgress(stderr, bf.bar))
+	if bf.mongoGrants != nil && slices.ContainsFunc(r.Rows, func(row benchmark.Row) bool { return row.Driver == "mongodb" }) {
+		if err := bf.mongoGrants.drop(ctx); err != nil {
+			fmt.Fprintln(stderr, "distlock: bench:", err)
+		}
+	}
+	fmt.Fprintln(stdout)
+	if err := benchmark.WriteTable(stdout, r); err != nil {
+		fmt.Fprintln(stderr, "distlock: bench:", err)
+	}
+	for _, o := range outs {
+		if err := o.write(r); err != nil {
+			fmt.Fprintln(stderr, "distlock: bench:", err)
+			code = exitBackend
+			continue
+		}
+		fmt.Fprintf(stderr, "bench: wrote %s\n", o.path)
+	}
+	return max(code, benchExitCode(bf, r))
+}
+
+// benchExitCode returns bench's exit code for r: interrupted; a
+// measurement failed, a driver named in --drivers was skipped, or no
+// driver was measured; or success.
+func benchExitCode(bf *benchFlags, r *benchmark.Report) int {
+	if r.Interrupted {
+		return exitInterrupted
+	}
+	if len(r.Rows) == 0 || (bf.explicit && len(r.Skipped) > 0) {
+		return exitBackend
+	}
+	for _, row := range r.Rows {
+		for _, f := range []*benchmark.Figures{&row.Uncontended, &row.Keys16, &row.Shared, &row.PerClient, row.Hung} {
+			if f != nil && f.Error != "" {
+				return exitBackend
+			}
+		}
+	}
+	return exitOK
+}
+
+// benchPlan returns what bench measures.
+func benchPlan(bf *benchFlags) benchmark.Plan {
+	plan := benchmark.Plan{Duration: bf.duration, Hold: time.Millisecond, HungBasePort: bf.hungPort}
+	for _, d := range bf.drivers {
+		plan.Targets = append(plan.Targets, benchmark.Target{Driver: d, DSN: bf.dsn[d]})
+	}
+	switch path, err := exec.LookPath("redis-server"); {
+	case bf.noHung:
+		plan.HungSkip = "--no-hung"
+	case err != nil:
+		plan.HungSkip = "redis-server is not in PATH (scripts/services.sh up installs it)"
+	default:
+		plan.RedisServer = path
+	}
+	return plan
+}
+
+// benchOutput is a file that bench writes its report to, created before the run
+// so that a bad path fails at once.
+type benchOutput struct {
+	path  string
+	f     *os.File
+	write func(*benchmark.Report) error
+}
+
+// createBenchOutputs creates the files of --json and --svg.
+func createBenchOutputs(bf *benchFlags) ([]benchOutput, error) {
+	var outs []benchOutput
+	for _, o := range []struct {
+		path  string
+		write func(io.Writer, *benchmark.Report) error
+	}{{bf.jsonPath, benchmark.WriteJSON}, {bf.svgPath, benchmark.WriteSVG}} {
+		if o.path == "" {
+			continue
+		}
+		f, err := os.Create(o.path)
+		if err != nil {
+			for _, c := range outs {
+				c.f.Close()
+			}
+			return nil, err
+		}
+		outs = append(outs, benchOutput{o.path, f, func(r *benchmark.Report) error {
+			return errors.Join(o.write(f, r), f.Close())
+		}})
+	}
+	return outs, nil
+}
+
+// benchTerminal reports whether w is a terminal a progress bar may be drawn on.
+func benchTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && benchmark.IsTerminal(f)
+}
+
+// parseBenchDrivers parses --drivers: known names, comma-separated, each once.
+func parseBenchDrivers(s string) ([]string, error) {
+	var out []string
+	for d := range strings.SplitSeq(s, ",") {
+		d = strings.TrimSpace(d)
+		switch {
+		case d == "":
+		case !slices.Contains(benchDrivers, d):
+			return nil, fmt.Errorf("--drivers: unknown driver %q (known: %s)", d, strings.Join(benchDrivers, ", "))
+		case !slices.Contains(out, d):
+			out = append(out, d)
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("--drivers: no driver named")
+	}
+	return out, nil
 }

@@ -1,0 +1,10 @@
+package benchmark
+
+import "syscall"
+
+// nodeProcAttr puts a node in a process group of its own, so that a
+// terminal's Ctrl-C reaches bench (which stops it) and not the node, and
+// has the kernel kill it should bench die without stopping it.
+func nodeProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}

@@ -1,0 +1,179 @@
+// Package benchmark measures lock drivers side by side for 'distlock
+// bench': uncontended latency, throughput on distinct keys, handoffs of
+// one key with a shared client and with a client per goroutine, and, for
+// Redlock, latency with 2 of 5 nodes hung on redis-server processes of
+// its own. It reports a [Report] as an aligned table ([WriteTable]), JSON
+// ([WriteJSON]) and a self-contained SVG chart ([WriteSVG]).
+package benchmark
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/distlock/lock"
+)
+
+// The shapes of the measurements.
+const (
+	KeysGoroutines     = 16 // goroutines of the distinct-keys throughput
+	HandoffGoroutines  = 8  // goroutines taking turns at one key
+	HungNodeCount      = 5  // nodes of the hung measurement
+	HungCount          = 2  // of which this many are hung
+	probeTimeout       = 3 * time.Second
+	probeRetryInterval = 100 * time.Millisecond
+)
+
+// Target is a driver to measure, and the DSN that reaches its backend.
+type Target struct {
+	Driver string
+	DSN    string
+}
+
+// Plan is what [Run] measures.
+type Plan struct {
+	Targets  []Target
+	Duration time.Duration // of each measurement
+	Hold     time.Duration // how long a holder keeps the key in the handoff measurements
+	// RedisServer is the redis-server binary that the hung measurement
+	// runs its nodes with, on ports HungBasePort to HungBasePort+4. Empty,
+	// the measurement is skipped, and HungSkip says why.
+	RedisServer  string
+	HungBasePort int
+	HungSkip     string
+}
+
+// IsRedlock reports whether the driver named driverName is a Redlock
+// driver, measured with nodes hung too.
+func IsRedlock(driverName string) bool { return driverName == "goredis" || driverName == "redigo" }
+
+// Run measures plan's targets, reporting its progress to p. A target whose
+// backend does not answer within 3s is skipped; a measurement that fails
+// is reported in its driver's row, and the run goes on. When ctx ends, Run
+// stops measuring and reports what it has, with Interrupted set. The nodes
+// of the hung measurement are stopped before Run returns, whatever
+// happens.
+func Run(ctx context.Context, plan Plan, p *Progress) *Report {
+	r := &Report{Machine: ThisMachine(time.Now()), Duration: plan.Duration.String(), Hold: plan.Hold.String()}
+	p.Logf("connecting to %s", targetNames(plan.Targets))
+	var ready []probed
+	for _, pr := range probe(ctx, plan.Targets) {
+		if pr.err != nil {
+			r.Skipped = append(r.Skipped, Skip{Driver: pr.Driver, Reason: pr.err.Error()})
+			continue
+		}
+		defer pr.client.Close()
+		ready = append(ready, pr)
+	}
+	nodes, note, skipped := startHung(ctx, plan, ready)
+	if nodes != nil {
+		defer func() {
+			if err := nodes.Stop(); err != nil {
+				p.Logf("stopping bench's redis-server nodes: %v", err)
+			}
+		}()
+	}
+	r.HungNodes, r.HungSkipped = note, skipped
+	p.Begin(stepCount(ready, nodes != nil))
+	keys := NewKeys()
+	for _, pr := range ready {
+		r.Rows = append(r.Rows, measureDriver(ctx, pr, plan, keys, nodes, skipped, p))
+	}
+	r.Interrupted = ctx.Err() != nil
+	p.Finish()
+	return r
+}
+
+func targetNames(ts []Target) string {
+	names := make([]string, len(ts))
+	for i, t := range ts {
+		names[i] = t.Driver
+	}
+	return strings.Join(names, ", ")
+}
+
+// stepCount returns the number of measurements of ready's drivers.
+func stepCount(ready []probed, hung bool) int {
+	n := 0
+	for _, pr := range ready {
+		n += 4
+		if hung && IsRedlock(pr.Driver) {
+			n++
+		}
+	}
+	return n
+}
+
+// probed is a target, with its client or the reason it has none.
+type probed struct {
+	Target
+	client *lock.Client
+	err    error
+}
+
+// probe opens a client of each target's, all at once.
+func probe(ctx context.Context, targets []Target) []probed {
+	out := make([]probed, len(targets))
+	var wg sync.WaitGroup
+	for i, t := range targets {
+		wg.Go(func() {
+			c, err := open(ctx, t.Driver, t.DSN)
+			out[i] = probed{Target: t, client: c, err: err}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// open opens a client and pings it until it answers, for up to 3s, or
+// until a connection is refused: then nothing listens, and waiting would
+// not help.
+func open(ctx context.Context, driverName, dsn string) (*lock.Client, error) {
+	c, err := lock.Open(driverName, dsn)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	for {
+		err = c.Ping(ctx)
+		if err == nil {
+			return c, nil
+		}
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			c.Close()
+			return nil, err
+		}
+		if sleep(ctx, probeRetryInterval); ctx.Err() != nil {
+			break
+		}
+	}
+	c.Close()
+	return nil, fmt.Errorf("no answer within %v: %w", probeTimeout, err)
+}
+
+// startHung starts the nodes of the hung measurement when a Redlock driver
+// is ready and plan allows it. It returns them and their description, or
+// nil and why they were not started ("" if no driver needs them).
+func startHung(ctx context.Context, plan Plan, ready []probed) (nodes *Nodes, note, skipped string) {
+	need := false
+	for _, pr := range ready {
+		need = need || IsRedlock(pr.Driver)
+	}
+	switch {
+	case !need:
+		return nil, "", ""
+	case plan.RedisServer == "":
+		return nil, "", plan.HungSkip
+	}
+	nodes, err := StartNodes(ctx, plan.RedisServer, plan.HungBasePort, HungNodeCount)
+	if err != nil {
+		return nil, "", err.Error()
+	}
+	return nodes, fmt.Sprintf("%d redis-server processes of bench's own on 127.0.0.1:%d-%d, %d of them hung with SIGSTOP",
+		HungNodeCount, plan.HungBasePort, plan.HungBasePort+HungNodeCount-1, HungCount), ""
+}
