@@ -6,11 +6,20 @@ SERVICES_ENV = eval "$$(scripts/services.sh env)"
 
 .PHONY: demo test test-short vet fmt bench services-up services-down
 
-## demo: the quickstart, then the fencing example (a stale write lands without a guard, is refused with one), on the in-memory driver.
+## demo: start the test servers, compare every driver side by side (distlock bench: a table, and
+## $(DEMO_OUT)/bench.svg and bench.json), run the fencing example, stop the servers (also on failure).
+DEMO_OUT ?= demo-output
 demo:
-	$(GO) run ./examples/quickstart
-	@echo
-	$(GO) run ./examples/fencing
+	@set -o pipefail; \
+	  trap 'scripts/services.sh down; echo; echo "demo: chart $(DEMO_OUT)/bench.svg, every figure in $(DEMO_OUT)/bench.json"' EXIT; \
+	  status=0; \
+	  scripts/services.sh up || status=$$?; \
+	  $(SERVICES_ENV); mkdir -p $(DEMO_OUT); \
+	  echo "demo: distlock bench, every driver, 1s per measurement (about 30s)"; \
+	  $(GO) run ./cmd/distlock bench --duration 1s --json $(DEMO_OUT)/bench.json --svg $(DEMO_OUT)/bench.svg || status=$$?; \
+	  echo; echo "demo: a paused holder's stale write, without and with fencing tokens"; \
+	  $(GO) run ./examples/fencing || status=$$?; \
+	  exit $$status
 
 ## test: start the test servers, run every test with -race (and the allocation tests without it), stop the servers (also on failure).
 test:
