@@ -2,6 +2,7 @@ package benchmark
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -26,13 +27,13 @@ func measureDriver(ctx context.Context, pr probed, plan Plan, keys *Keys, nodes 
 		{"handoffs, 1 client", &row.Shared, func() Figures {
 			return Handoffs(ctx, []*lock.Client{c}, keys.Next("shared"), HandoffGoroutines, plan.Hold, d)
 		}},
-		{"handoffs, 8 clients", &row.PerClient, func() Figures { return handoffsClients(ctx, pr.Target, keys, plan) }},
+		{"handoffs, 8 clients", &row.PerClient, func() Figures { return handoffsClients(ctx, pr.Target, keys, plan, p.Logger()) }},
 	}
 	if IsRedlock(pr.Driver) {
 		row.Hung = &Figures{Skipped: hungSkipped}
 		if nodes != nil {
 			ms = append(ms, measurement{"2 of 5 nodes hung", row.Hung, func() Figures {
-				return measureHung(ctx, pr.Driver, nodes, keys, d)
+				return measureHung(ctx, pr.Driver, nodes, keys, d, p.Logger())
 			}})
 		}
 	}
@@ -59,8 +60,9 @@ func nodeCount(t Target) int {
 	return strings.Count(t.DSN, ",") + 1
 }
 
-// handoffsClients is [Handoffs] with a client per goroutine.
-func handoffsClients(ctx context.Context, t Target, keys *Keys, plan Plan) Figures {
+// handoffsClients is [Handoffs] with a client per goroutine, each logging
+// to log.
+func handoffsClients(ctx context.Context, t Target, keys *Keys, plan Plan, log *slog.Logger) Figures {
 	var clients []*lock.Client
 	defer func() {
 		for _, c := range clients {
@@ -68,7 +70,7 @@ func handoffsClients(ctx context.Context, t Target, keys *Keys, plan Plan) Figur
 		}
 	}()
 	for range HandoffGoroutines {
-		c, err := open(ctx, t.Driver, t.DSN)
+		c, err := open(ctx, t.Driver, t.DSN, log)
 		if err != nil {
 			return Figures{Error: "open a client: " + err.Error()}
 		}
@@ -78,9 +80,10 @@ func handoffsClients(ctx context.Context, t Target, keys *Keys, plan Plan) Figur
 }
 
 // measureHung is the uncontended measurement on nodes, with the last
-// HungCount of them hung. They are resumed when it ends.
-func measureHung(ctx context.Context, driverName string, nodes *Nodes, keys *Keys, d time.Duration) Figures {
-	c, err := open(ctx, driverName, nodes.DSN())
+// HungCount of them hung, on a client that logs to log. They are resumed
+// when it ends.
+func measureHung(ctx context.Context, driverName string, nodes *Nodes, keys *Keys, d time.Duration, log *slog.Logger) Figures {
+	c, err := open(ctx, driverName, nodes.DSN(), log)
 	if err != nil {
 		return Figures{Error: "open a client: " + err.Error()}
 	}

@@ -22,16 +22,18 @@ const failurePause = 10 * time.Millisecond
 // is a handoff. Ops counts the acquisitions, Latency is the wait in
 // Acquire, and Failed counts the acquisitions and releases that failed.
 func Handoffs(ctx context.Context, clients []*lock.Client, key string, goroutines int, hold, d time.Duration) Figures {
+	recs := recorders(goroutines, 1<<12)
+	start := time.Now()
 	ctx, rctx, cancel := window(ctx, d)
 	defer cancel()
 	tu := newTurns()
 	defer context.AfterFunc(ctx, tu.end)()
 	var t tally
-	elapsed, recs := onGoroutines(goroutines, 1<<12, func(g int, rec *latency.Recorder) {
+	onGoroutines(recs, func(g int, rec *latency.Recorder) {
 		defer tu.end()
 		takeTurns(ctx, rctx, clients[g%len(clients)], key, hold, rec, &t, tu)
 	})
-	return t.figures(elapsed, recs...)
+	return t.figures(time.Since(start), recs...)
 }
 
 // takeTurns is one goroutine of [Handoffs], until ctx ends. It releases

@@ -101,10 +101,12 @@ func (t *tally) figures(elapsed time.Duration, rs ...*latency.Recorder) Figures 
 // after the client gave up on it. Operations cut short by the end of d
 // are not counted.
 func Cycle(ctx context.Context, c *lock.Client, keys *Keys, name string, n int, d time.Duration) Figures {
+	recs := recorders(n, 1<<14)
+	start := time.Now()
 	ctx, rctx, cancel := window(ctx, d)
 	defer cancel()
 	var t tally
-	elapsed, recs := onGoroutines(n, 1<<14, func(_ int, rec *latency.Recorder) {
+	onGoroutines(recs, func(_ int, rec *latency.Recorder) {
 		key := keys.Next(name)
 		for ctx.Err() == nil {
 			t0 := time.Now()
@@ -121,26 +123,29 @@ func Cycle(ctx context.Context, c *lock.Client, keys *Keys, name string, n int, 
 			}
 		}
 	})
-	return t.figures(elapsed, recs...)
+	return t.figures(time.Since(start), recs...)
 }
 
-// onGoroutines runs f on n goroutines at once, each with its number and a
-// Recorder of its own (with room for capacity samples), and returns how
-// long they took and their Recorders.
-func onGoroutines(n, capacity int, f func(g int, rec *latency.Recorder)) (time.Duration, []*latency.Recorder) {
+// recorders returns n Recorders with room for capacity samples each.
+func recorders(n, capacity int) []*latency.Recorder {
 	recs := make([]*latency.Recorder, n)
 	for g := range recs {
 		recs[g] = latency.New(capacity)
 	}
-	var wg sync.WaitGroup
-	start := time.Now()
-	for g := range n {
-		wg.Go(func() { f(g, recs[g]) })
-	}
-	wg.Wait()
-	return time.Since(start), recs
+	return recs
 }
 
+// onGoroutines runs f on a goroutine per Recorder of recs, all at once,
+// each with its number and its Recorder, and waits until they return.
+func onGoroutines(recs []*latency.Recorder, f func(g int, rec *latency.Recorder)) {
+	var wg sync.WaitGroup
+	for g, rec := range recs {
+		wg.Go(func() { f(g, rec) })
+	}
+	wg.Wait()
+}
+
+// acquireRelease takes key under ctx and releases it under rctx.
 func acquireRelease(ctx, rctx context.Context, c *lock.Client, key string) error {
 	l, err := c.TryAcquire(ctx, key)
 	if err != nil {

@@ -1,6 +1,7 @@
 package benchmark
 
 import (
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -77,6 +78,7 @@ func TestHandoffs_failingBackendReported(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
+	c.SetLogger(slog.New(slog.DiscardHandler)) // its warnings that cleanup failed
 	f := Handoffs(t.Context(), []*lock.Client{c}, "k/shared/1", 2, time.Millisecond, 100*time.Millisecond)
 	if f.OK() || !strings.Contains(f.Error, errBackendDown.Error()) {
 		t.Errorf("Handoffs on a backend that is down = %+v", f)

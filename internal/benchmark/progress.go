@@ -3,6 +3,7 @@ package benchmark
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"sync"
@@ -153,4 +154,25 @@ func (p *Progress) barLine() string {
 	cells := int(share * barWidth)
 	return fmt.Sprintf("[%s%s] %d/%d %s %.1fs/%v", strings.Repeat("#", cells), strings.Repeat(".", barWidth-cells),
 		p.done+1, p.total, p.step, elapsed.Seconds(), p.length)
+}
+
+// Logger returns a logger whose records p prints as [Progress.Logf] does
+// (above the bar), for the warnings of the clients measured.
+func (p *Progress) Logger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(logLines{p}, &slog.HandlerOptions{
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if len(groups) == 0 && a.Key == slog.TimeKey {
+				return slog.Attr{} // the bar's lines have no time either
+			}
+			return a
+		},
+	}))
+}
+
+// logLines writes each line a slog handler writes through a Progress.
+type logLines struct{ p *Progress }
+
+func (l logLines) Write(b []byte) (int, error) {
+	l.p.Logf("%s", strings.TrimSuffix(string(b), "\n"))
+	return len(b), nil
 }

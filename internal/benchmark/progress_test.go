@@ -43,11 +43,16 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func TestProgress_plainLinePerStep(t *testing.T) {
-	var out syncBuffer
-	clock := &fakeClock{t: time.Unix(0, 0)}
-	p := NewProgress(&out, false)
+// testProgress returns a Progress on a buffer and a clock of the test's.
+func testProgress(bar bool) (*Progress, *syncBuffer, *fakeClock) {
+	out, clock := &syncBuffer{}, &fakeClock{t: time.Unix(0, 0)}
+	p := NewProgress(out, bar)
 	p.now = clock.now
+	return p, out, clock
+}
+
+func TestProgress_plainLinePerStep(t *testing.T) {
+	p, out, clock := testProgress(false)
 	p.Logf("connecting to %s", "memory")
 	p.Begin(2)
 	p.Step("memory: uncontended", 2*time.Second)
@@ -68,10 +73,7 @@ func TestProgress_plainLinePerStep(t *testing.T) {
 }
 
 func TestProgress_barRedrawnInPlace(t *testing.T) {
-	var out syncBuffer
-	clock := &fakeClock{t: time.Unix(0, 0)}
-	p := NewProgress(&out, true)
-	p.now = clock.now
+	p, out, clock := testProgress(true)
 	p.Begin(4)
 	p.Step("postgres: uncontended", 2*time.Second)
 	clock.advance(time.Second)
@@ -106,5 +108,17 @@ func TestProgress_barLineFull(t *testing.T) {
 	clock.advance(5 * time.Second) // a step that overran its length fills its share, no more
 	if got, want := p.barLine(), "["+strings.Repeat("#", barWidth)+"] 2/2 last 5.0s/1s"; got != want {
 		t.Errorf("barLine = %q, want %q", got, want)
+	}
+}
+
+func TestProgress_loggerPrintsAboveTheBar(t *testing.T) {
+	p, out, _ := testProgress(true)
+	p.Begin(1)
+	p.Step("goredis: 2 of 5 nodes hung", time.Second)
+	p.Logger().Warn("lock: cleanup failed", "key", "k")
+	p.Finish()
+	want := "\r\x1b[Kbench: level=WARN msg=\"lock: cleanup failed\" key=k\n\r\x1b[K["
+	if got := out.String(); !strings.Contains(got, want) {
+		t.Errorf("a client's warning:\n%q\nwant it to contain\n%q", got, want)
 	}
 }

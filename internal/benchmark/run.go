@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"syscall"
@@ -61,7 +62,7 @@ func Run(ctx context.Context, plan Plan, p *Progress) *Report {
 	r := &Report{Machine: ThisMachine(time.Now()), Duration: plan.Duration.String(), Hold: plan.Hold.String()}
 	p.Logf("connecting to %s", targetNames(plan.Targets))
 	var ready []probed
-	for _, pr := range probe(ctx, plan.Targets) {
+	for _, pr := range probe(ctx, plan.Targets, p.Logger()) {
 		if pr.err != nil {
 			r.Skipped = append(r.Skipped, Skip{Driver: pr.Driver, Reason: pr.err.Error()})
 			continue
@@ -115,13 +116,13 @@ type probed struct {
 	err    error
 }
 
-// probe opens a client of each target's, all at once.
-func probe(ctx context.Context, targets []Target) []probed {
+// probe opens a client of each target's, all at once, logging to log.
+func probe(ctx context.Context, targets []Target, log *slog.Logger) []probed {
 	out := make([]probed, len(targets))
 	var wg sync.WaitGroup
 	for i, t := range targets {
 		wg.Go(func() {
-			c, err := open(ctx, t.Driver, t.DSN)
+			c, err := open(ctx, t.Driver, t.DSN, log)
 			out[i] = probed{Target: t, client: c, err: err}
 		})
 	}
@@ -129,14 +130,15 @@ func probe(ctx context.Context, targets []Target) []probed {
 	return out
 }
 
-// open opens a client and pings it until it answers, for up to 3s, or
-// until a connection is refused: then nothing listens, and waiting would
-// not help.
-func open(ctx context.Context, driverName, dsn string) (*lock.Client, error) {
+// open opens a client that logs to log, and pings it until it answers,
+// for up to 3s, or until a connection is refused: then nothing listens,
+// and waiting would not help.
+func open(ctx context.Context, driverName, dsn string, log *slog.Logger) (*lock.Client, error) {
 	c, err := lock.Open(driverName, dsn)
 	if err != nil {
 		return nil, err
 	}
+	c.SetLogger(log)
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	for {
