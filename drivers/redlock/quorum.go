@@ -52,6 +52,7 @@ type round struct {
 	decided   chan struct{}      // closed by finish, if the round undoes a failure
 	failing   atomic.Bool        // the final outcome is a failure; set before decided closes
 	sync      bool               // with one node: asked on the caller's goroutine
+	detached  bool               // the requests outlive the caller's cancellation (releases), bounded by the node timeout only
 
 	// What the askFuncs need.
 	args   []any        // the command, or the script call, sent to every node
@@ -90,7 +91,11 @@ func (r *Redlock) newRound(ctx context.Context, ask askFunc, args []any) *round 
 // said no changed nothing), but never before that node's own request has
 // ended. The node context ends when the last node is done.
 func (rd *round) start() *round {
-	rd.nctx, rd.cancel = context.WithTimeout(rd.parent, rd.r.cfg.nodeTimeout)
+	parent := rd.parent
+	if rd.detached {
+		parent = context.WithoutCancel(parent)
+	}
+	rd.nctx, rd.cancel = context.WithTimeout(parent, rd.r.cfg.nodeTimeout)
 	if rd.n <= smallRound {
 		rd.results = rd.small[:rd.n]
 	} else {

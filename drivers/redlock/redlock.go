@@ -344,6 +344,10 @@ func (r *Redlock) undo(ctx context.Context, n Node, lk, value string) {
 func (r *Redlock) Release(ctx context.Context, key, value string) error {
 	rd := r.newRound(ctx, askRelease, releaseScript.call([]string{r.lockKey(key)}, value, r.channel(key)))
 	rd.script, rd.prior = releaseScript, r.straggling(value)
+	// A Release returns at a quorum's verdict, and its caller may cancel
+	// its context at once: the requests still out must not end with it,
+	// or the key stays held on their nodes, and unannounced, until its TTL.
+	rd.detached = true
 	rd.start()
 	defer rd.finish(false)
 	switch rd.tally() {

@@ -30,6 +30,7 @@ type fakeNode struct {
 	log     []string      // commands in the order they took effect
 	delay   time.Duration // before each command takes effect
 	hang    bool          // never answer (until ctx ends)
+	slow    time.Duration // before each command is sent, like a busy client: a ctx that ends first drops it
 
 	undoDelay time.Duration // before an undo takes effect
 }
@@ -56,8 +57,15 @@ func (f *fakeNode) commands() []string {
 
 func (f *fakeNode) Do(ctx context.Context, args []any) (any, error) {
 	f.mu.Lock()
-	delay, hang := f.delay, f.hang
+	delay, hang, slow := f.delay, f.hang, f.slow
 	f.mu.Unlock()
+	if slow > 0 {
+		select {
+		case <-time.After(slow):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 	if hang {
 		<-ctx.Done()
 		return nil, ctx.Err()
@@ -380,6 +388,36 @@ func TestRelease_neverOvertakesAStragglingSET(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	t.Fatalf("node 4 saw %q; want SET, then RELEASE", fs[4].commands())
+}
+
+// A Release returns once a quorum released; the requests to slower nodes
+// go on after the caller cancels its context, as callers do at once
+// (defer cancel()): cut off, they would leave the key held there until
+// its TTL, and their announcements unmade.
+func TestRelease_stragglersOutliveTheCallersContext(t *testing.T) {
+	r, fs := fakes(t, 5)
+	if _, err := r.Acquire(t.Context(), "k", "v1", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	fs[4].mu.Lock()
+	fs[4].slow = 50 * time.Millisecond
+	fs[4].mu.Unlock()
+	ctx, cancel := context.WithCancel(t.Context())
+	if err := r.Release(ctx, "k", "v1"); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	deadline := time.Now().Add(2 * time.Second)
+	for time.Now().Before(deadline) {
+		fs[4].mu.Lock()
+		_, held := fs[4].keys["distlock:{k}"]
+		fs[4].mu.Unlock()
+		if !held {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatal("the slow node still holds the key: its release was cut off with the caller's context")
 }
 
 func TestExtendRelease_verdicts(t *testing.T) {
