@@ -12,7 +12,8 @@
 // Exit codes: 0 success (for run, CMD's own exit code is passed through);
 // 64 bad usage; 69 the backend failed or could not be reached; 75 (run)
 // the key is held by another holder, after --no-wait or once --wait
-// passed; 76 (run) the lock was lost while CMD ran, and CMD was stopped.
+// passed; 76 (run) the lock was lost while CMD ran, and CMD was stopped;
+// 126 or 127 (run) CMD could not be run; 130 (bench) interrupted.
 package main
 
 import (
