@@ -556,6 +556,33 @@ ferret_stop() {
 # --------------------------------------------------------------- commands --
 
 # with_lock: serialize concurrent up/down (e.g. parallel test runners).
+# More services live in scripts/services.d/NAME.sh, one file each, sourced
+# here. A file appends NAME to EXTRA_SERVICES and defines, all optional
+# but start/wait/stop: NAME_prepare (before the lock: builds, downloads),
+# NAME_preflight (refuse before anything starts if a port is taken),
+# NAME_start, NAME_wait, NAME_stop, NAME_env (export lines), NAME_status
+# (print lines, fail if not all up). They use this file's helpers (log,
+# die, port_open, pid_alive, pid_is_ours, read_pid, apt_install, $STATE,
+# $HOST, $TIMEOUT) and keep to ports of their own.
+EXTRA_SERVICES=()
+for f in "${BASH_SOURCE[0]%/*}"/services.d/*.sh; do
+	[[ -e $f ]] || continue
+	# shellcheck source=/dev/null
+	source "$f"
+done
+
+# extra_each STEP: run NAME_STEP for every extra service that defines it,
+# all of them even if one fails, and fail if any did.
+extra_each() {
+	local s ok=0
+	for s in "${EXTRA_SERVICES[@]}"; do
+		if declare -F "${s}_$1" >/dev/null; then
+			"${s}_$1" || ok=1
+		fi
+	done
+	return $ok
+}
+
 with_lock() {
 	if command -v flock >/dev/null 2>&1; then
 		[[ -d ${LOCKFILE%/*} ]] || mkdir -p "${LOCKFILE%/*}"
@@ -575,6 +602,7 @@ state_dir_is_ours() {
 cmd_up() {
 	local port
 	ferret_build # before the lock: a cold build takes minutes
+	extra_each prepare
 	with_lock
 	state_dir_is_ours || die "$STATE exists and was not created by services.sh (no $MARKER); refusing to use it"
 	[[ -d $STATE ]] || mkdir -p "$STATE"
@@ -592,6 +620,7 @@ cmd_up() {
 		port_conflict "$PG_PORT" "no live postmaster.pid in $PG_DATA"
 	ferret_our_pid || ! port_open "$MONGO_PORT" ||
 		port_conflict "$MONGO_PORT" "no live pidfile in $FERRET_DIR"
+	extra_each preflight
 
 	# Launch everything first, then wait. Postgres goes first: its start
 	# (initdb, pg_ctl -w) is the likeliest to fail, and then we have not
@@ -601,6 +630,7 @@ cmd_up() {
 		redis_start "$port"
 	done
 	ferret_start
+	extra_each start
 
 	for port in "${REDIS_PORTS[@]}"; do
 		redis_wait "$port"
@@ -608,6 +638,7 @@ cmd_up() {
 	done
 	pg_wait
 	ferret_wait
+	extra_each wait
 	log "all services up (state dir $STATE)"
 }
 
@@ -617,6 +648,7 @@ cmd_down() {
 	with_lock
 	[[ -e $STATE ]] || return 0
 	state_dir_is_ours || die "$STATE was not created by services.sh (no $MARKER); not touching it"
+	extra_each stop
 	ferret_stop
 	pg_stop
 	for port in "${REDIS_PORTS[@]}"; do
@@ -646,6 +678,7 @@ cmd_env() {
 	printf 'export DISTLOCK_REDIS_ADDRS=%s\n' "$(shell_quote "$REDIS_ADDRS")"
 	printf 'export DISTLOCK_POSTGRES_DSN=%s\n' "$(shell_quote "$PG_DSN")"
 	printf 'export DISTLOCK_MONGODB_URI=%s\n' "$(shell_quote "$MONGO_URI")"
+	extra_each env
 }
 
 cmd_status() {
@@ -697,6 +730,7 @@ cmd_status() {
 		all_up=0
 	fi
 	printf '%-10s %-16s %s\n' "ferretdb" "$HOST:$MONGO_PORT" "$state"
+	extra_each status || all_up=0
 	((all_up))
 }
 
