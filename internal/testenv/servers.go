@@ -32,6 +32,11 @@ var (
 	// PostgresAlone holds the PostgreSQL server alone, for tests that
 	// restart it.
 	PostgresAlone = Servers{"postgres", true}
+
+	// Etcd and ZooKeeper hold their three-member clusters alone: their
+	// drivers' fault tests kill and hang members.
+	Etcd      = Servers{"etcd", true}
+	ZooKeeper = Servers{"zookeeper", true}
 )
 
 // Main runs m's tests holding locks, then checks with goleak that no
@@ -53,9 +58,9 @@ func Main(m *testing.M, locks ...Servers) {
 	os.Exit(code)
 }
 
-// Hold takes locks, Redis's before PostgreSQL's whatever their order (so
-// that no two packages wait for each other), and returns the function that
-// releases them.
+// Hold takes locks in one order whatever the order given (by name,
+// backwards: Redis's before PostgreSQL's), so that no two packages wait for
+// each other, and returns the function that releases them.
 func Hold(locks ...Servers) (release func(), err error) {
 	dir := os.Getenv("DISTLOCK_SERVICES_DIR")
 	if dir == "" {

@@ -50,6 +50,21 @@ func MongoDBURI(t testing.TB) string {
 	return Lookup(t, "DISTLOCK_MONGODB_URI")
 }
 
+// EtcdEndpoints returns the client URLs of the three-member etcd test
+// cluster, from DISTLOCK_ETCD_ENDPOINTS (comma-separated).
+func EtcdEndpoints(t testing.TB) []string {
+	t.Helper()
+	return strings.Split(Lookup(t, "DISTLOCK_ETCD_ENDPOINTS"), ",")
+}
+
+// ZooKeeperServers returns the addresses (host:port) of the three-member
+// ZooKeeper test ensemble, from DISTLOCK_ZOOKEEPER_SERVERS
+// (comma-separated).
+func ZooKeeperServers(t testing.TB) []string {
+	t.Helper()
+	return strings.Split(Lookup(t, "DISTLOCK_ZOOKEEPER_SERVERS"), ",")
+}
+
 // Connect opens a connection of d's to dsn, for tests that talk to a
 // driver directly rather than through a lock.Client, and fails the test
 // if it cannot. The caller closes the connection.
