@@ -132,7 +132,11 @@ func describe(names []string, cfg config) string {
 	default:
 		fmt.Fprintf(&b, "%d nodes: %s", len(names), strings.Join(names, ", "))
 	}
-	fmt.Fprintf(&b, "; node_timeout=%v fencing=%t key_prefix=%s)", cfg.nodeTimeout, cfg.fencing, quoteIfNeeded(cfg.prefix))
+	timeout := "adaptive"
+	if cfg.nodeTimeout > 0 {
+		timeout = cfg.nodeTimeout.String()
+	}
+	fmt.Fprintf(&b, "; node_timeout=%s fencing=%t key_prefix=%s)", timeout, cfg.fencing, quoteIfNeeded(cfg.prefix))
 	return b.String()
 }
 

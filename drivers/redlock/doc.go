@@ -10,8 +10,8 @@
 //
 // With N nodes a lock needs a quorum of N/2+1; N=1 is the single-instance
 // lock. Acquire sets the key on every node at once, each request under a
-// per-node timeout ([WithNodeTimeout], default 50ms) kept small against the
-// TTL, and decides as soon as a quorum said yes or is out of reach, so a
+// per-node timeout that adapts to the nodes' round trips (50ms to 1s, and
+// at most a quarter of the TTL; [WithNodeTimeout] fixes it), and decides as soon as a quorum said yes or is out of reach, so a
 // slow or hung minority delays nothing. A failed attempt is undone on the
 // nodes it may have reached. Release and Extend are compare-and-delete and
 // compare-and-PEXPIRE scripts and count only with a quorum; an expired

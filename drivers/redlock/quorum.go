@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
+	"time"
 )
 
 // verdict is the outcome of one round of requests to the nodes.
@@ -53,6 +54,7 @@ type round struct {
 	failing   atomic.Bool        // the final outcome is a failure; set before decided closes
 	sync      bool               // with one node: asked on the caller's goroutine
 	detached  bool               // the requests outlive the caller's cancellation (releases), bounded by the node timeout only
+	ttl       time.Duration      // of an acquisition or extension, which bounds the node timeout; 0 for other rounds
 
 	// What the askFuncs need.
 	args   []any        // the command, or the script call, sent to every node
@@ -95,7 +97,7 @@ func (rd *round) start() *round {
 	if rd.detached {
 		parent = context.WithoutCancel(parent)
 	}
-	rd.nctx, rd.cancel = context.WithTimeout(parent, rd.r.cfg.nodeTimeout)
+	rd.nctx, rd.cancel = context.WithTimeout(parent, rd.r.roundTimeout(rd.ttl))
 	if rd.n <= smallRound {
 		rd.results = rd.small[:rd.n]
 	} else {
@@ -122,8 +124,11 @@ func (rd *round) start() *round {
 // do asks node i.
 func (rd *round) do(i int) reply {
 	node := rd.nodes[i]
+	start := time.Now()
 	yes, val, err := rd.ask(rd, rd.nctx, i, node)
-	if err != nil {
+	if err == nil {
+		rd.r.rtt[i].add(time.Since(start))
+	} else {
 		err = &NodeError{Node: node.String(), Err: err}
 	}
 	return reply{yes: yes, val: val, err: err}

@@ -12,10 +12,11 @@ import (
 )
 
 const (
-	// DefaultNodeTimeout bounds each request to one node. The Redis
-	// document suggests 5-50ms for a 10s TTL; we take the top of that range,
-	// which a healthy node on a LAN answers well within, so that a hung or
-	// unreachable node costs an operation at most this long.
+	// DefaultNodeTimeout is the least per-node timeout the adaptive
+	// timeout takes (see WithNodeTimeout). The Redis document suggests
+	// 5-50ms for a 10s TTL; we take the top of that range, which a healthy
+	// node on a LAN answers well within, so that a hung node costs an
+	// operation at most this long there.
 	DefaultNodeTimeout = 50 * time.Millisecond
 
 	// DefaultKeyPrefix is put before every key stored in Redis.
@@ -30,18 +31,28 @@ const (
 )
 
 type config struct {
-	nodeTimeout time.Duration
-	fencing     bool
-	prefix      string
+	nodeTimeout  time.Duration // fixed; 0: adaptive (see roundTimeout)
+	fixedTimeout bool          // WithNodeTimeout was given
+	fencing      bool
+	prefix       string
 }
 
 // An Option configures a [Redlock].
 type Option func(*config)
 
-// WithNodeTimeout sets the timeout of each request to one node (default
-// [DefaultNodeTimeout]). It must be positive; keep it small against the
-// TTLs in use, since an acquisition may take that long.
-func WithNodeTimeout(d time.Duration) Option { return func(c *config) { c.nodeTimeout = d } }
+// WithNodeTimeout sets a fixed timeout for each request to one node. It
+// must be positive; keep it small against the TTLs in use, since an
+// acquisition may take that long. By default the timeout adapts to the
+// nodes' round trips, as TCP's does (3 smoothed round trips and 4 of their
+// variations, of the slowest node), between [DefaultNodeTimeout] and
+// [MaxNodeTimeout] (and at most a quarter of the TTL for acquisitions and
+// extensions); before a node's first answer it is the most. So the same
+// defaults work on a LAN and on links of a few hundred milliseconds, and a
+// round never waits for a slow or dead minority: it decides at the
+// quorum's verdict.
+func WithNodeTimeout(d time.Duration) Option {
+	return func(c *config) { c.nodeTimeout, c.fixedTimeout = d, true }
+}
 
 // WithFencing turns fencing tokens on or off (default off). See the
 // package documentation for what they cost and guarantee, and "Fencing
@@ -59,6 +70,7 @@ func WithKeyPrefix(p string) Option { return func(c *config) { c.prefix = p } }
 type Redlock struct {
 	nodes   []Node
 	cfg     config
+	rtt     []rttEstimate // by node, for the adaptive node timeout
 	subs    *subscriptions
 	workers *workers
 
@@ -92,14 +104,14 @@ func New(nodes []Node, opts ...Option) (*Redlock, error) {
 
 // newConfig applies opts to the defaults and checks the result.
 func newConfig(opts []Option) (config, error) {
-	cfg := config{nodeTimeout: DefaultNodeTimeout, prefix: DefaultKeyPrefix}
+	cfg := config{prefix: DefaultKeyPrefix}
 	for _, o := range opts {
 		if o == nil {
 			return cfg, errors.New("redlock: nil Option")
 		}
 		o(&cfg)
 	}
-	if cfg.nodeTimeout <= 0 {
+	if cfg.nodeTimeout < 0 || cfg.nodeTimeout == 0 && cfg.fixedTimeout {
 		return cfg, fmt.Errorf("redlock: node timeout %v is not positive", cfg.nodeTimeout)
 	}
 	return cfg, nil
@@ -128,7 +140,7 @@ func checkNodes(nodes []Node) error {
 }
 
 func newRedlock(nodes []Node, cfg config) *Redlock {
-	r := &Redlock{nodes: nodes, cfg: cfg, inflight: make(map[string]*round), undoing: make(map[string]*round)}
+	r := &Redlock{nodes: nodes, cfg: cfg, rtt: make([]rttEstimate, len(nodes)), inflight: make(map[string]*round), undoing: make(map[string]*round)}
 	r.subs = newSubscriptions(r)
 	r.workers = newWorkers()
 	return r
@@ -160,7 +172,7 @@ func (r *Redlock) Acquire(ctx context.Context, key, value string, ttl time.Durat
 	} else {
 		rd = r.newRound(ctx, askSet, []any{"SET", lk, value, "PX", ms, "NX"})
 	}
-	rd.undo, rd.lk, rd.value = true, lk, value
+	rd.undo, rd.lk, rd.value, rd.ttl = true, lk, value, ttl
 	rd.prior = r.beingUndone(lk)
 	ch, heard, watched := r.subs.announcements(key)
 	rd.start()
@@ -334,7 +346,7 @@ func (r *Redlock) fence(ctx context.Context, acq *round, lk, value string) (driv
 // undo releases lk on n after a failed acquisition, without announcing
 // it: see "Wake-ups" in DESIGN.md.
 func (r *Redlock) undo(ctx context.Context, n Node, lk, value string) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(cleanupTimeout, r.cfg.nodeTimeout))
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(cleanupTimeout, r.roundTimeout(0)))
 	defer cancel()
 	// Best effort: if it fails, the key expires by its TTL.
 	run(ctx, n, undoScript, undoScript.call([]string{lk}, value)) //nolint:errcheck
@@ -363,7 +375,7 @@ func (r *Redlock) Release(ctx context.Context, key, value string) error {
 // it, and succeeds if a quorum did.
 func (r *Redlock) Extend(ctx context.Context, key, value string, ttl time.Duration) error {
 	rd := r.newRound(ctx, askOne, extendScript.call([]string{r.lockKey(key)}, value, millis(ttl)))
-	rd.script = extendScript
+	rd.script, rd.ttl = extendScript, ttl
 	rd.start()
 	defer rd.finish(false)
 	switch rd.tally() {

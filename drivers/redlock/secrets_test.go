@@ -116,9 +116,9 @@ func TestString_describesNodesAndParameters(t *testing.T) {
 		want string
 	}{
 		{fromDSN, "redlock(3 nodes: 10.0.0.1:7001, [::1]:6379, node3:6379; node_timeout=20ms fencing=true key_prefix=distlock:)"},
-		{one, `redlock(1 node: 10.0.0.1:6379; node_timeout=50ms fencing=false key_prefix="my app;")`},
-		{perConn, `redlock(nodes made at each connection; node_timeout=50ms fencing=false key_prefix="")`},
-		{r, "redlock(2 nodes: a:1, b:2; node_timeout=50ms fencing=true key_prefix=x:)"},
+		{one, `redlock(1 node: 10.0.0.1:6379; node_timeout=adaptive fencing=false key_prefix="my app;")`},
+		{perConn, `redlock(nodes made at each connection; node_timeout=adaptive fencing=false key_prefix="")`},
+		{r, "redlock(2 nodes: a:1, b:2; node_timeout=adaptive fencing=true key_prefix=x:)"},
 	} {
 		for _, verb := range secrettest.Verbs {
 			if got := fmt.Sprintf(verb, tc.v); got != tc.want {

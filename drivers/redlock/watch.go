@@ -79,7 +79,7 @@ func (r *Redlock) Watch(ctx context.Context, key string) (driver.Watch, error) {
 			}
 		}()
 	}
-	t := time.NewTimer(max(r.cfg.nodeTimeout, 100*time.Millisecond))
+	t := time.NewTimer(max(r.roundTimeout(0), 100*time.Millisecond))
 	defer t.Stop()
 	quorum := len(nodes)/2 + 1
 	for got := 0; got < quorum; {

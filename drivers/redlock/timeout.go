@@ -1,0 +1,71 @@
+package redlock
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// MaxNodeTimeout bounds the adaptive per-node timeout (see
+// [WithNodeTimeout]); it is also the timeout before a node's first answer.
+const MaxNodeTimeout = time.Second
+
+// rttEstimate is a node's smoothed round trip and its variation, from the
+// requests it answered, as TCP estimates a connection's (RFC 6298). The
+// fields are updated without a lock: a lost update of an estimate costs
+// nothing.
+type rttEstimate struct {
+	srtt, rttvar atomic.Int64 // nanoseconds; 0: no answer yet
+}
+
+// add takes the round trip of one answered request into the estimate.
+func (e *rttEstimate) add(sample time.Duration) {
+	s := int64(sample)
+	srtt := e.srtt.Load()
+	if srtt == 0 {
+		e.srtt.Store(max(s, 1))
+		e.rttvar.Store(s / 2)
+		return
+	}
+	dev := srtt - s
+	if dev < 0 {
+		dev = -dev
+	}
+	e.rttvar.Store((3*e.rttvar.Load() + dev) / 4)
+	e.srtt.Store(max((7*srtt+s)/8, 1))
+}
+
+// timeout is how long a request to the node may take: 3 smoothed round
+// trips and 4 variations, or 0 before the node's first answer.
+func (e *rttEstimate) timeout() time.Duration {
+	srtt := e.srtt.Load()
+	if srtt == 0 {
+		return 0
+	}
+	return time.Duration(3*srtt + 4*e.rttvar.Load())
+}
+
+// roundTimeout is the timeout of a round's requests: the configured one,
+// or, by default, the longest of the nodes' adaptive timeouts, at least
+// DefaultNodeTimeout and at most MaxNodeTimeout or, for an acquisition or
+// extension of ttl, a quarter of ttl (a round eats into the lock's
+// validity). A node that never answered counts as the most. The round
+// decides at a quorum's verdict, so a long timeout for one node delays
+// nothing while the others answer.
+func (r *Redlock) roundTimeout(ttl time.Duration) time.Duration {
+	if r.cfg.nodeTimeout > 0 {
+		return r.cfg.nodeTimeout
+	}
+	ceiling := MaxNodeTimeout
+	if ttl > 0 {
+		ceiling = max(min(ceiling, ttl/4), DefaultNodeTimeout)
+	}
+	t := DefaultNodeTimeout
+	for i := range r.rtt {
+		est := r.rtt[i].timeout()
+		if est == 0 {
+			return ceiling
+		}
+		t = max(t, est)
+	}
+	return min(t, ceiling)
+}
