@@ -48,9 +48,12 @@ func (e *rttEstimate) timeout() time.Duration {
 // or, by default, the longest of the nodes' adaptive timeouts, at least
 // DefaultNodeTimeout and at most MaxNodeTimeout or, for an acquisition or
 // extension of ttl, a quarter of ttl (a round eats into the lock's
-// validity). A node that never answered counts as the most. The round
-// decides at a quorum's verdict, so a long timeout for one node delays
-// nothing while the others answer.
+// validity). Nodes that never answered are left out, unless none has
+// answered yet: then it is the most. (A node dead since the start must not
+// keep every request to it waiting the longest: at full speed that would
+// be thousands of requests in flight.) The round decides at a quorum's
+// verdict, so a long timeout for one node delays nothing while the others
+// answer.
 func (r *Redlock) roundTimeout(ttl time.Duration) time.Duration {
 	if r.cfg.nodeTimeout > 0 {
 		return r.cfg.nodeTimeout
@@ -59,13 +62,12 @@ func (r *Redlock) roundTimeout(ttl time.Duration) time.Duration {
 	if ttl > 0 {
 		ceiling = max(min(ceiling, ttl/4), DefaultNodeTimeout)
 	}
-	t := DefaultNodeTimeout
+	var t time.Duration
 	for i := range r.rtt {
-		est := r.rtt[i].timeout()
-		if est == 0 {
-			return ceiling
-		}
-		t = max(t, est)
+		t = max(t, r.rtt[i].timeout())
 	}
-	return min(t, ceiling)
+	if t == 0 {
+		return ceiling
+	}
+	return min(max(t, DefaultNodeTimeout), ceiling)
 }

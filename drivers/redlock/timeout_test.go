@@ -76,6 +76,18 @@ func TestNodeTimeout_shortOnFastLinks(t *testing.T) {
 	}
 }
 
+// A node dead since the start does not make every round wait the longest.
+func TestNodeTimeout_deadNodeTakesTheOthers(t *testing.T) {
+	r, fs := slowFakes(t, 5, time.Millisecond)
+	fs[4].setHang(true)
+	for range 5 {
+		r.Ping(t.Context())
+	}
+	if got := r.roundTimeout(10 * time.Second); got != DefaultNodeTimeout {
+		t.Errorf("timeout with a node that never answered = %v, want the others' (%v)", got, DefaultNodeTimeout)
+	}
+}
+
 func TestNodeTimeout_boundedByTTL(t *testing.T) {
 	r, _ := slowFakes(t, 3, 0)
 	if got := r.roundTimeout(400 * time.Millisecond); got != 100*time.Millisecond {
