@@ -1,0 +1,260 @@
+# scripts/services.d/etcd.sh - a three-member etcd cluster for drivers/etcd,
+# sourced by scripts/services.sh (see the comment above extra_each there).
+#
+#   members  etcd-1..3: clients on 127.0.0.1:23791-23793, peers on
+#            127.0.0.1:23801-23803 (never 2379/2380, a system etcd's)
+#   state    $STATE/etcd-N/{run.sh,etcd.pid,etcd.log,data/}, one dir per
+#            member, which is its cwd
+#   env      DISTLOCK_ETCD_ENDPOINTS=http://127.0.0.1:23791,... (client URLs)
+#   knobs    DISTLOCK_ETCD_BIN (see below), DISTLOCK_ETCD_CACHE (where the
+#            built binary is kept; default ${XDG_CACHE_HOME:-$HOME/.cache}/distlock)
+#
+# The server is etcd v3.6.17, built from the Go module proxy (a main package
+# that calls go.etcd.io/etcd/server/v3/etcdmain, generated here) once into the
+# cache dir, like the FerretDB runner, and reused while this file's build
+# recipe is unchanged: it is newer than Debian's etcd-server (3.4.23) and of
+# the client's own release line. A cold build takes about a minute; it runs in
+# etcd_prepare, before services.sh takes its lock. DISTLOCK_ETCD_BIN uses
+# another etcd binary instead (a system /usr/bin/etcd, say); it is then told
+# apart from other etcd processes by its cwd, as ours always is.
+#
+# run.sh starts its member (detached, with `setsid -f bash run.sh`) and writes
+# the member's PID to etcd.pid: `up` restarts dead members with it, and the
+# driver's fault tests kill (SIGKILL), hang (SIGSTOP) and restart members
+# through the same files. Only PIDs recorded there, running our binary in our
+# dir, are ever signalled. Members keep their data across restarts (a killed
+# member rejoins the cluster), with fsync off (--unsafe-no-fsync: a killed
+# process loses nothing; only a machine crash would), heartbeats every 100ms
+# and elections after 1s (etcd's defaults).
+
+EXTRA_SERVICES+=(etcd)
+
+readonly ETCD_VERSION=v3.6.17
+readonly ETCD_CLIENT_PORTS=(23791 23792 23793)
+readonly ETCD_PEER_PORTS=(23801 23802 23803)
+readonly ETCD_BUILT_COMM=distlock-etcd # the built binary's name, as /proc/PID/comm shows it
+ETCD_BIN=""
+ETCD_COMM=""
+
+# etcd_recipe: the build module's go.mod and main.go, separated by a line
+# "--"; the cache key is their hash.
+etcd_recipe() {
+	cat <<EOF
+module distlock-etcd-server
+
+go 1.26.0
+
+require go.etcd.io/etcd/server/v3 $ETCD_VERSION
+--
+// Command distlock-etcd is etcd $ETCD_VERSION, for distlock's tests; built by
+// scripts/services.d/etcd.sh.
+package main
+
+import (
+	"os"
+
+	"go.etcd.io/etcd/server/v3/etcdmain"
+)
+
+func main() { etcdmain.Main(os.Args) }
+EOF
+}
+
+# etcd_prepare: sets ETCD_BIN, building it into the cache unless a binary
+# built from the same recipe is there already. Safe to run concurrently:
+# each build uses a directory of its own and renames its binary into place.
+etcd_prepare() {
+	local cache hash dir tmp start recipe
+	if [[ -n ${DISTLOCK_ETCD_BIN:-} ]]; then
+		[[ -x $DISTLOCK_ETCD_BIN ]] || die "DISTLOCK_ETCD_BIN=$DISTLOCK_ETCD_BIN is not an executable"
+		ETCD_BIN=$DISTLOCK_ETCD_BIN
+		ETCD_COMM=$(basename "$ETCD_BIN")
+		ETCD_COMM=${ETCD_COMM:0:15}
+		return 0
+	fi
+	ETCD_COMM=$ETCD_BUILT_COMM
+	recipe=$(etcd_recipe)
+	cache=${DISTLOCK_ETCD_CACHE:-${XDG_CACHE_HOME:-${HOME:-${STATE%/*}}/.cache}/distlock}
+	hash=$(printf '%s' "$recipe" | sha256sum)
+	hash=${hash:0:16}
+	ETCD_BIN=$cache/etcd-$ETCD_VERSION-$hash/$ETCD_BUILT_COMM
+	[[ -x $ETCD_BIN ]] && return 0
+	command -v go >/dev/null 2>&1 ||
+		die "building etcd needs Go (https://go.dev/dl/); or set DISTLOCK_ETCD_BIN"
+	dir=$(mktemp -d "${TMPDIR:-/tmp}/distlock-etcd-build.XXXXXX")
+	printf '%s\n' "${recipe%%$'\n'--$'\n'*}" >"$dir/go.mod"
+	printf '%s\n' "${recipe#*$'\n'--$'\n'}" >"$dir/main.go"
+	mkdir -p "${ETCD_BIN%/*}"
+	tmp=$ETCD_BIN.tmp.$$
+	log "building etcd $ETCD_VERSION from the Go module proxy (once; a cold build takes about a minute) ..."
+	start=$SECONDS
+	if ! (cd "$dir" && GOWORK=off GOFLAGS=-mod=mod go build -trimpath -o "$tmp" . 9>&-) >&2; then
+		rm -rf "$dir" "$tmp"
+		die "could not build etcd $ETCD_VERSION (in $dir)"
+	fi
+	rm -rf "$dir"
+	mv -f "$tmp" "$ETCD_BIN"
+	log "built $ETCD_BIN in $((SECONDS - start))s"
+}
+
+# etcd_dir N: the state dir of member N (1-3).
+etcd_dir() { printf '%s/etcd-%s' "$STATE" "$1"; }
+
+# etcd_our_pid N: true (and OUR_PID set) if member N's pidfile names a live
+# process of our binary whose cwd is the member's dir.
+etcd_our_pid() {
+	local dir
+	dir=$(etcd_dir "$1")
+	OUR_PID=""
+	read_pid "$dir/etcd.pid"
+	[[ -n $PID_READ && -n $ETCD_COMM ]] && pid_is_ours "$PID_READ" "$ETCD_COMM" "$dir" || return 1
+	OUR_PID=$PID_READ
+}
+
+# etcd_comm: sets ETCD_COMM for commands that did not prepare (down, status).
+etcd_comm() {
+	[[ -n $ETCD_COMM ]] && return 0
+	if [[ -n ${DISTLOCK_ETCD_BIN:-} ]]; then
+		ETCD_COMM=$(basename "$DISTLOCK_ETCD_BIN")
+		ETCD_COMM=${ETCD_COMM:0:15}
+	else
+		ETCD_COMM=$ETCD_BUILT_COMM
+	fi
+}
+
+etcd_preflight() {
+	local i port
+	for i in 1 2 3; do
+		etcd_our_pid "$i" && continue
+		for port in "${ETCD_CLIENT_PORTS[$((i - 1))]}" "${ETCD_PEER_PORTS[$((i - 1))]}"; do
+			port_open "$port" && port_conflict "$port" "no live pidfile in $(etcd_dir "$i")"
+		done
+	done
+	return 0
+}
+
+# etcd_write_launcher N: writes member N's run.sh.
+etcd_write_launcher() {
+	local i=$1 dir cluster="" j
+	dir=$(etcd_dir "$i")
+	for j in 1 2 3; do
+		cluster+="${cluster:+,}etcd-$j=http://$HOST:${ETCD_PEER_PORTS[$((j - 1))]}"
+	done
+	mkdir -p "$dir"
+	cat >"$dir/run.sh.tmp" <<EOF
+#!/usr/bin/env bash
+# Written by scripts/services.d/etcd.sh: starts member etcd-$i of the test
+# cluster in this dir, recording its PID in etcd.pid. Run: setsid -f bash run.sh
+cd "\${BASH_SOURCE[0]%/*}" || exit 1
+echo \$\$ >etcd.pid.tmp && mv -f etcd.pid.tmp etcd.pid
+exec '$ETCD_BIN' --name etcd-$i --data-dir data \\
+	--listen-client-urls http://$HOST:${ETCD_CLIENT_PORTS[$((i - 1))]} \\
+	--advertise-client-urls http://$HOST:${ETCD_CLIENT_PORTS[$((i - 1))]} \\
+	--listen-peer-urls http://$HOST:${ETCD_PEER_PORTS[$((i - 1))]} \\
+	--initial-advertise-peer-urls http://$HOST:${ETCD_PEER_PORTS[$((i - 1))]} \\
+	--initial-cluster $cluster \\
+	--initial-cluster-token distlock-test --initial-cluster-state new \\
+	--heartbeat-interval 100 --election-timeout 1000 \\
+	--unsafe-no-fsync --log-level warn \\
+	</dev/null >>etcd.log 2>&1
+EOF
+	mv -f "$dir/run.sh.tmp" "$dir/run.sh"
+}
+
+# etcd_start: starts every member that is not running.
+etcd_start() {
+	local i dir
+	for i in 1 2 3; do
+		etcd_our_pid "$i" && continue
+		dir=$(etcd_dir "$i")
+		rm -f "$dir/etcd.pid"
+		etcd_write_launcher "$i"
+		setsid -f bash "$dir/run.sh" 9>&- </dev/null >/dev/null 2>&1
+	done
+}
+
+# etcd_healthy PORT: the member on PORT reports the cluster healthy (it
+# has a leader and answers a linearizable read).
+# (HTTP over bash's /dev/tcp: no fork, no curl needed.)
+etcd_healthy() {
+	local fd line body=""
+	{ exec {fd}<>"/dev/tcp/$HOST/$1"; } 2>/dev/null || return 1
+	trap '' PIPE
+	{ printf 'GET /health HTTP/1.0\r\nHost: %s\r\n\r\n' "$HOST:$1" >&"$fd"; } 2>/dev/null || true
+	while IFS= read -r -t 2 line <&"$fd" || [[ -n $line ]]; do
+		body+=$line
+		line=""
+	done
+	trap - PIPE
+	exec {fd}>&-
+	[[ $body == *'"health":"true"'* ]]
+}
+
+etcd_wait() {
+	local i deadline=$((SECONDS + TIMEOUT)) pids=()
+	for i in 1 2 3; do
+		while ! { etcd_our_pid "$i" && etcd_healthy "${ETCD_CLIENT_PORTS[$((i - 1))]}"; }; do
+			if ((SECONDS >= deadline)); then
+				print_log_tail "$(etcd_dir "$i")/etcd.log"
+				log "etcd member $i on $HOST:${ETCD_CLIENT_PORTS[$((i - 1))]} did not come up healthy within ${TIMEOUT}s"
+				return 1
+			fi
+			sleep 0.1
+		done
+		pids+=("$OUR_PID")
+	done
+	log "etcd $HOST:${ETCD_CLIENT_PORTS[0]}-${ETCD_CLIENT_PORTS[2]} up (pids ${pids[*]}, $ETCD_BIN)"
+}
+
+etcd_stop() {
+	local i pid dir
+	etcd_comm
+	for i in 1 2 3; do
+		dir=$(etcd_dir "$i")
+		[[ -d $dir ]] || continue
+		if etcd_our_pid "$i"; then
+			pid=$OUR_PID
+			kill -TERM "$pid" 2>/dev/null || true
+			kill -CONT "$pid" 2>/dev/null || true # in case a fault test SIGSTOPped it
+			if ! wait_pid_exit "$pid" 10; then
+				log "etcd member $i (pid $pid) ignored SIGTERM for 10s, sending SIGKILL"
+				kill -KILL "$pid" 2>/dev/null || true
+				wait_pid_exit "$pid" 5 || { log "could not stop etcd member $i (pid $pid)"; return 1; }
+			fi
+			log "etcd member $i $HOST:${ETCD_CLIENT_PORTS[$((i - 1))]} stopped (pid $pid)"
+		fi
+		rm -f "$dir/etcd.pid"
+	done
+}
+
+etcd_env() {
+	local i eps=""
+	for i in 0 1 2; do
+		eps+="${eps:+,}http://$HOST:${ETCD_CLIENT_PORTS[$i]}"
+	done
+	printf 'export DISTLOCK_ETCD_ENDPOINTS=%s\n' "$(shell_quote "$eps")"
+}
+
+etcd_status() {
+	local i port state ok=0
+	etcd_comm
+	for i in 1 2 3; do
+		port=${ETCD_CLIENT_PORTS[$((i - 1))]}
+		if etcd_our_pid "$i"; then
+			if etcd_healthy "$port"; then
+				state="up (pid $OUR_PID)"
+			else
+				state="NOT HEALTHY (pid $OUR_PID alive)"
+				ok=1
+			fi
+		elif port_open "$port"; then
+			state="down (port taken by a process that is not ours)"
+			ok=1
+		else
+			state="down"
+			ok=1
+		fi
+		printf '%-10s %-16s %s\n' "etcd-$i" "$HOST:$port" "$state"
+	done
+	return $ok
+}
