@@ -155,6 +155,18 @@ func TestSuiteCatchesBrokenDrivers(t *testing.T) {
 				t.Fatalf("the suite passed on a driver with %s, or did not run (%v); output:\n%s", name, err, tail(out))
 			}
 			failed := failedCases(string(out))
+			// Some cases catch a variant by a race that a loaded machine
+			// may not run at once (a quorum of one lets two holders in only
+			// if they win different nodes): the cases that passed run up
+			// to twice more.
+			for try := 0; try < 2 && !allFailed(failed, v.caught); try++ {
+				again := exec.CommandContext(t.Context(), os.Args[0], "-test.run="+run, "-test.v", "-test.timeout=2m")
+				again.Env = cmd.Env
+				more, _ := again.CombinedOutput()
+				for c := range failedCases(string(more)) {
+					failed[c] = true
+				}
+			}
 			for _, c := range v.caught {
 				if !failed[c] {
 					t.Errorf("case %s did not catch the %s driver; failed cases: %v", c, name, keys(failed))
@@ -165,6 +177,16 @@ func TestSuiteCatchesBrokenDrivers(t *testing.T) {
 }
 
 var failLine = regexp.MustCompile(`--- FAIL: TestBrokenDriver/([^/\s]+)`)
+
+// allFailed reports whether every case of want failed.
+func allFailed(failed map[string]bool, want []string) bool {
+	for _, c := range want {
+		if !failed[c] {
+			return false
+		}
+	}
+	return true
+}
 
 func failedCases(out string) map[string]bool {
 	failed := make(map[string]bool)

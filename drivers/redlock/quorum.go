@@ -20,9 +20,10 @@ const (
 
 // reply is one node's answer in a round.
 type reply struct {
-	yes bool  // the node did what was asked
-	val int64 // the script's reply, for the fencing counter
-	err error // the node did not answer, or answered with an error
+	yes     bool  // the node did what was asked
+	val     int64 // the script's reply, for the fencing counter
+	err     error // the node did not answer, or answered with an error
+	unasked bool  // the request was not sent (the node's breaker is open): nothing to undo
 }
 
 // askFunc asks node n (the i-th) for what round rd is about, under ctx
@@ -55,6 +56,7 @@ type round struct {
 	sync      bool               // with one node: asked on the caller's goroutine
 	detached  bool               // the requests outlive the caller's cancellation (releases), bounded by the node timeout only
 	ttl       time.Duration      // of an acquisition or extension, which bounds the node timeout; 0 for other rounds
+	timeout   time.Duration      // the node timeout, nctx's
 
 	// What the askFuncs need.
 	args   []any        // the command, or the script call, sent to every node
@@ -97,7 +99,8 @@ func (rd *round) start() *round {
 	if rd.detached {
 		parent = context.WithoutCancel(parent)
 	}
-	rd.nctx, rd.cancel = context.WithTimeout(parent, rd.r.roundTimeout(rd.ttl))
+	rd.timeout = rd.r.roundTimeout(rd.ttl)
+	rd.nctx, rd.cancel = context.WithTimeout(parent, rd.timeout)
 	if rd.n <= smallRound {
 		rd.results = rd.small[:rd.n]
 	} else {
@@ -124,10 +127,17 @@ func (rd *round) start() *round {
 // do asks node i.
 func (rd *round) do(i int) reply {
 	node := rd.nodes[i]
+	b := &rd.r.breakers[i]
 	start := time.Now()
+	ok, probe := b.admit(int64(start.Sub(rd.r.epoch)), rd.timeout)
+	if !ok {
+		return reply{err: &NodeError{Node: node.String(), Err: errNodeHung}, unasked: true}
+	}
 	yes, val, err := rd.ask(rd, rd.nctx, i, node)
+	end := time.Now()
+	b.done(rd.nctx, int64(end.Sub(rd.r.epoch)), probe, err)
 	if err == nil {
-		rd.r.rtt[i].add(time.Since(start))
+		rd.r.rtt[i].add(end.Sub(start))
 	} else {
 		err = &NodeError{Node: node.String(), Err: err}
 	}
@@ -143,7 +153,7 @@ func (rd *round) async(i int) {
 	rd.done <- i
 	if rd.decided != nil {
 		<-rd.decided
-		if rd.failing.Load() && (rep.yes || rep.err != nil) {
+		if rd.failing.Load() && (rep.yes || rep.err != nil) && !rep.unasked {
 			rd.undoOn(i)
 		}
 		if rd.undone != nil {
@@ -232,7 +242,7 @@ func (rd *round) tally() verdict {
 func (rd *round) finish(failure bool) {
 	switch {
 	case rd.sync:
-		if rep := rd.results[0]; failure && rd.undo && (rep.yes || rep.err != nil) {
+		if rep := rd.results[0]; failure && rd.undo && (rep.yes || rep.err != nil) && !rep.unasked {
 			// The node's request has ended: the undo cannot overtake
 			// it, and the caller need not wait for it.
 			go rd.undoOn(0)

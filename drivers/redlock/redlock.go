@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -68,11 +69,13 @@ func WithKeyPrefix(p string) Option { return func(c *config) { c.prefix = p } }
 // with driver.Extender, driver.Waiter, driver.Pinger and driver.Inspector,
 // and is safe for concurrent use.
 type Redlock struct {
-	nodes   []Node
-	cfg     config
-	rtt     []rttEstimate // by node, for the adaptive node timeout
-	subs    *subscriptions
-	workers *workers
+	nodes    []Node
+	cfg      config
+	rtt      []rttEstimate // by node, for the adaptive node timeout
+	breakers []breaker     // by node
+	epoch    time.Time     // the breakers' clock starts here
+	subs     *subscriptions
+	workers  *workers
 
 	mu       sync.Mutex
 	inflight map[string]*round // acquisitions granted while some of their requests were still out, by value
@@ -140,7 +143,10 @@ func checkNodes(nodes []Node) error {
 }
 
 func newRedlock(nodes []Node, cfg config) *Redlock {
-	r := &Redlock{nodes: nodes, cfg: cfg, rtt: make([]rttEstimate, len(nodes)), inflight: make(map[string]*round), undoing: make(map[string]*round)}
+	r := &Redlock{nodes: nodes, cfg: cfg, rtt: make([]rttEstimate, len(nodes)), breakers: make([]breaker, len(nodes)), epoch: time.Now(), inflight: make(map[string]*round), undoing: make(map[string]*round)}
+	for i := range r.breakers {
+		r.breakers[i].answered.Store(math.MinInt64 / 2) // silent until it answers
+	}
 	r.subs = newSubscriptions(r)
 	r.workers = newWorkers()
 	return r

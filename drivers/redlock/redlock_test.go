@@ -23,14 +23,16 @@ import (
 type fakeNode struct {
 	name string
 
-	mu      sync.Mutex
-	keys    map[string]string
-	expires map[string]time.Time // of keys set with an expiry
-	subs    []*fakeSub
-	log     []string      // commands in the order they took effect
-	delay   time.Duration // before each command takes effect
-	hang    bool          // never answer (until ctx ends)
-	slow    time.Duration // before each command is sent, like a busy client: a ctx that ends first drops it
+	mu                   sync.Mutex
+	keys                 map[string]string
+	expires              map[string]time.Time // of keys set with an expiry
+	subs                 []*fakeSub
+	log                  []string      // commands in the order they took effect
+	delay                time.Duration // before each command takes effect
+	hang                 bool          // never answer (until ctx ends)
+	slow                 time.Duration // before each command is sent, like a busy client: a ctx that ends first drops it
+	asked                int           // commands received
+	waiting, peakWaiting int           // commands hung, now and at most
 
 	undoDelay time.Duration // before an undo takes effect
 }
@@ -58,6 +60,7 @@ func (f *fakeNode) commands() []string {
 func (f *fakeNode) Do(ctx context.Context, args []any) (any, error) {
 	f.mu.Lock()
 	delay, hang, slow := f.delay, f.hang, f.slow
+	f.asked++
 	f.mu.Unlock()
 	if slow > 0 {
 		select {
@@ -67,7 +70,14 @@ func (f *fakeNode) Do(ctx context.Context, args []any) (any, error) {
 		}
 	}
 	if hang {
+		f.mu.Lock()
+		f.waiting++
+		f.peakWaiting = max(f.peakWaiting, f.waiting)
+		f.mu.Unlock()
 		<-ctx.Done()
+		f.mu.Lock()
+		f.waiting--
+		f.mu.Unlock()
 		return nil, ctx.Err()
 	}
 	if delay > 0 {

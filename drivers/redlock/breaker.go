@@ -1,0 +1,71 @@
+package redlock
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"time"
+)
+
+// breakAfter is how many timeouts in a row open a node's breaker.
+const breakAfter = 3
+
+// maxSilentInflight is how many requests may wait on a node that has not
+// answered for half a timeout: more are not sent.
+const maxSilentInflight = 16
+
+// errNodeHung is the error of a request not sent to a node that seems
+// hung.
+var errNodeHung = errors.New("not asked: it stopped answering (one request at a time probes it)")
+
+// A breaker keeps the requests to a hung node from piling up, each on a
+// goroutine that waits out the timeout:
+//   - while a node that has requests out has not answered for half a
+//     timeout, at most maxSilentInflight requests wait on it; the others
+//     are answered at once with errNodeHung;
+//   - after breakAfter timeouts in a row it opens: then one request at a
+//     time goes to the node, as a probe, and the others are answered with
+//     errNodeHung.
+//
+// Any answer closes it again, so a node that comes back is asked by the
+// next round. Refused connections (a dead node's) fail at once, cost
+// nothing, and do not open it. A node that answers, however slowly, is
+// never held back.
+type breaker struct {
+	timeouts atomic.Int32 // in a row
+	probing  atomic.Bool  // a request is out to the open node
+	inflight atomic.Int32 // requests out
+	answered atomic.Int64 // when the node last answered, in ns after the Redlock's epoch
+}
+
+// admit reports whether a request may go to the node at now (ns after
+// the epoch), under a round timeout of timeout, and whether it is the
+// probe of an open breaker (to be passed to done).
+func (b *breaker) admit(now int64, timeout time.Duration) (ok, probe bool) {
+	if b.timeouts.Load() >= breakAfter {
+		if !b.probing.CompareAndSwap(false, true) {
+			return false, false
+		}
+		probe = true
+	} else if b.inflight.Load() >= maxSilentInflight && now-b.answered.Load() > int64(timeout/2) {
+		return false, false
+	}
+	b.inflight.Add(1)
+	return true, probe
+}
+
+// done records the outcome of an admitted request, sent under nctx,
+// ended at now.
+func (b *breaker) done(nctx context.Context, now int64, probe bool, err error) {
+	b.inflight.Add(-1)
+	switch {
+	case err == nil:
+		b.timeouts.Store(0)
+		b.answered.Store(now)
+	case errors.Is(err, context.DeadlineExceeded) && errors.Is(nctx.Err(), context.DeadlineExceeded):
+		b.timeouts.Add(1)
+	}
+	if probe {
+		b.probing.Store(false)
+	}
+}

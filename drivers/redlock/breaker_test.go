@@ -1,0 +1,78 @@
+package redlock
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+)
+
+// requests counts the commands f received.
+func (f *fakeNode) requests() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.asked
+}
+
+// Two of five nodes hang under a load of acquisitions: after a few
+// timeouts, one request at a time goes to each, so the goroutines waiting
+// on them stay few; once they answer again, the next round uses them.
+func TestBreaker_boundsRequestsToHungNodesAndRecovers(t *testing.T) {
+	r, fs := fakes(t, 5) // a fixed 200ms node timeout
+	fs[3].setHang(true)
+	fs[4].setHang(true)
+	base := runtime.NumGoroutine()
+	var (
+		wg   sync.WaitGroup
+		peak int
+		mu   sync.Mutex
+	)
+	stop := time.Now().Add(time.Second)
+	for g := range 8 {
+		wg.Go(func() {
+			for i := 0; time.Now().Before(stop); i++ {
+				key := fmt.Sprintf("k%d-%d", g, i)
+				if _, err := r.Acquire(t.Context(), key, "v", time.Minute); err != nil {
+					t.Errorf("Acquire with 2 of 5 hung: %v", err)
+					return
+				}
+				r.Release(t.Context(), key, "v")
+				mu.Lock()
+				peak = max(peak, runtime.NumGoroutine()-base)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	for _, f := range fs[3:] {
+		// A probe at a time: at most one per 200ms timeout, plus the first
+		// timeouts and the releases' (which go out at once, as acquisitions do).
+		if n := f.requests(); n > 40 {
+			t.Errorf("a hung node got %d requests in 1s with a 200ms timeout: its breaker did not hold them", n)
+		}
+	}
+	waiting := 0
+	for _, f := range fs[3:] {
+		f.mu.Lock()
+		waiting += f.peakWaiting
+		f.mu.Unlock()
+	}
+	if waiting > 2*maxSilentInflight+2 {
+		t.Errorf("up to %d requests waited on the hung nodes at once, want at most %d a node", waiting, maxSilentInflight)
+	}
+	t.Logf("peak: %d requests waiting on the hung nodes, %d goroutines more than at the start (8 of them the test's)", waiting, peak)
+	fs[3].setHang(false)
+	fs[4].setHang(false)
+	time.Sleep(250 * time.Millisecond) // the probes out while hung time out
+	deadline := time.Now().Add(2 * time.Second)
+	for before := fs[4].requests(); time.Now().Before(deadline); {
+		r.Acquire(t.Context(), "again", "v", time.Minute)
+		r.Release(t.Context(), "again", "v")
+		if fs[4].requests() > before+3 {
+			return // asked at every round again
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Error("a node that answers again was not asked at every round within 2s")
+}
