@@ -3,6 +3,9 @@ SHELL := /bin/bash
 GO    ?= go
 # Exported so that test packages that need a server find it (see scripts/services.sh env).
 SERVICES_ENV = eval "$$(scripts/services.sh env)"
+# Drivers that are modules of their own (so that only their users download
+# their clients): make test and make vet run them too.
+MODULES = drivers/etcd
 
 .PHONY: demo test test-short vet fmt bench services-up services-down
 
@@ -28,6 +31,9 @@ test:
 	  status=0; \
 	  $(GO) vet -tags servers ./... || status=$$?; \
 	  if [ $$status -eq 0 ]; then $(GO) test -race -count=1 -tags servers ./... || status=$$?; fi; \
+	  for m in $(MODULES); do \
+	    if [ $$status -eq 0 ]; then (cd $$m && $(GO) vet -tags servers ./... && $(GO) test -race -count=1 -tags servers ./...) || status=$$?; fi; \
+	  done; \
 	  if [ $$status -eq 0 ]; then $(GO) test -count=1 -run Allocs . || status=$$?; fi; \
 	  scripts/services.sh down; \
 	  exit $$status
@@ -35,14 +41,17 @@ test:
 ## test-short: unit tests only, no servers needed.
 test-short:
 	$(GO) test -race -short ./...
+	@for m in $(MODULES); do (cd $$m && $(GO) test -race -short ./...) || exit 1; done
 
 vet:
 	$(GO) vet ./...
+	@for m in $(MODULES); do (cd $$m && $(GO) vet ./...) || exit 1; done
 	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt: the files above need formatting"; exit 1; }
 
 ## bench: benchmarks with allocation counts (servers must be up for driver benchmarks).
 bench:
-	@$(SERVICES_ENV); $(GO) test -run '^$$' -bench . -benchmem ./...
+	@$(SERVICES_ENV); $(GO) test -run '^$$' -bench . -benchmem ./...; \
+	  for m in $(MODULES); do (cd $$m && $(GO) test -run '^$$' -bench . -benchmem ./...); done
 
 services-up:
 	scripts/services.sh up

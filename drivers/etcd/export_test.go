@@ -1,0 +1,16 @@
+package etcd
+
+import "google.golang.org/grpc"
+
+// AddDialOptionsForTest makes the clients that c creates dial with opts
+// too (the tests count requests with an interceptor).
+func AddDialOptionsForTest(c *Connector, opts ...grpc.DialOption) {
+	c.dialOptions = append(c.dialOptions, opts...)
+}
+
+// PreferredForTest returns the endpoint that cn (a connection of a
+// connector opened by DSN) sends its next request to.
+func PreferredForTest(cn any) string {
+	rs := cn.(*conn).routes
+	return rs.all[rs.pref.Load()].name
+}

@@ -1,0 +1,120 @@
+package etcd
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/etcdserverpb"
+	"google.golang.org/grpc"
+)
+
+// Writes go to the leader when it is known. A follower forwards every
+// proposal to the leader and answers only once it has applied the entry
+// itself: on the test cluster a Put costs 723µs at the leader and 794 and
+// 891µs at the followers (p50 of 300). So routes made per member (a
+// connector opened by DSN) prefer the leader: looked for at Connect, by
+// asking every member for its status at once, and again whenever a
+// response shows a raft term newer than the one the leader was found in
+// (an election took place). Failing over (routes.do) still moves to any
+// member that answers; the next search moves the preference back.
+
+// leaderRetry is the pause after a search that found no leader (an
+// election under way), before a newer term may start another.
+const leaderRetry = 100 * time.Millisecond
+
+// leaderSearch is the routes' knowledge of the leader.
+type leaderSearch struct {
+	mu     sync.Mutex
+	term   uint64 // the raft term the leader was found in; 0: not yet
+	busy   bool   // a search is under way
+	closed bool
+	wg     sync.WaitGroup
+}
+
+// interceptor watches the raft term in every response of a route's client
+// and starts a search for the leader when it is newer than the known one.
+func (rs *routes) interceptor() grpc.DialOption {
+	return grpc.WithChainUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoke grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		err := invoke(ctx, method, req, reply, cc, opts...)
+		if r, ok := reply.(interface {
+			GetHeader() *etcdserverpb.ResponseHeader
+		}); ok && err == nil {
+			if h := r.GetHeader(); h != nil {
+				rs.sawTerm(h.RaftTerm)
+			}
+		}
+		return err
+	})
+}
+
+// sawTerm starts a search in the background if term is newer than the
+// one the leader was found in and no search is under way.
+func (rs *routes) sawTerm(term uint64) {
+	ls := &rs.leader
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if term <= ls.term || ls.busy || ls.closed {
+		return
+	}
+	ls.busy = true
+	ls.wg.Go(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), rs.memberTimeout)
+		found := rs.findLeader(ctx)
+		cancel()
+		if !found {
+			time.Sleep(leaderRetry)
+		}
+		ls.mu.Lock()
+		ls.busy = false
+		ls.mu.Unlock()
+	})
+}
+
+// findLeader asks every member for its status at once and prefers the
+// one that is the leader, if any says so of itself.
+func (rs *routes) findLeader(ctx context.Context) bool {
+	type answer struct {
+		i    int
+		term uint64
+	}
+	found := make(chan answer, len(rs.all))
+	var wg sync.WaitGroup
+	for i, r := range rs.all {
+		wg.Go(func() {
+			cli, err := r.client()
+			if err != nil {
+				return
+			}
+			st, err := cli.Status(ctx, cli.Endpoints()[0])
+			if err == nil && st.Header != nil && st.Leader != 0 && st.Header.MemberId == st.Leader {
+				found <- answer{i, st.RaftTerm}
+			}
+		})
+	}
+	wg.Wait()
+	close(found)
+	best, ok := answer{}, false
+	for a := range found {
+		if !ok || a.term > best.term { // two leaders for a moment: the newer
+			best, ok = a, true
+		}
+	}
+	if !ok {
+		return false
+	}
+	rs.pref.Store(int32(best.i))
+	ls := &rs.leader
+	ls.mu.Lock()
+	ls.term = max(ls.term, best.term)
+	ls.mu.Unlock()
+	return true
+}
+
+// stopSearching ends the searches and waits for the one under way.
+func (rs *routes) stopSearching() {
+	rs.leader.mu.Lock()
+	rs.leader.closed = true
+	rs.leader.mu.Unlock()
+	rs.leader.wg.Wait()
+}

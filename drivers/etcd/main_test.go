@@ -1,0 +1,11 @@
+package etcd_test
+
+import (
+	"testing"
+
+	"github.com/distlock/lock/internal/testenv"
+)
+
+// The fault tests kill and hang members: no other package's tests use the
+// cluster meanwhile.
+func TestMain(m *testing.M) { testenv.Main(m, testenv.Etcd) }

@@ -1,0 +1,199 @@
+package etcd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// avoidFor is how long a route that failed is passed over when another
+// one is at hand.
+const avoidFor = 5 * time.Second
+
+// roundPause is the pause after a round in which every route failed, so
+// that a cluster without a leader is not asked in a tight loop.
+const roundPause = 25 * time.Millisecond
+
+// route is one way to the cluster: a client of one member (a connector
+// opened by DSN has one per member), or the caller's client (from New).
+type route struct {
+	name string                           // the member's endpoint, or "the client"
+	open func() (*clientv3.Client, error) // nil if cli is the caller's
+
+	mu  sync.Mutex
+	cli *clientv3.Client
+
+	avoidUntil atomic.Int64 // unix nanoseconds: it failed recently
+}
+
+// client returns the route's client, making it on first use (or after a
+// failed first try: with user and password, making one authenticates).
+func (r *route) client() (*clientv3.Client, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cli != nil {
+		return r.cli, nil
+	}
+	c, err := r.open()
+	if err != nil {
+		return nil, err
+	}
+	r.cli = c
+	return c, nil
+}
+
+// close closes the route's client if it made one.
+func (r *route) close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.open == nil || r.cli == nil {
+		return nil
+	}
+	err := r.cli.Close()
+	r.cli = nil
+	if errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	return err
+}
+
+func (r *route) avoided(now time.Time) bool { return r.avoidUntil.Load() > now.UnixNano() }
+
+// routes sends each request to the route that answered last and, when it
+// fails or does not answer within the member timeout, to the next one,
+// until one answers or the request timeout runs out. A member that is
+// down, hung or cut off from the leader thus costs one member timeout
+// once, not a share of every request.
+type routes struct {
+	all           []*route
+	pref          atomic.Int32 // the route that answered last
+	memberTimeout time.Duration
+	reqTimeout    time.Duration
+	leader        leaderSearch // with a route per member
+}
+
+// errMemberTimeout marks an attempt that the member timeout cut short.
+var errMemberTimeout = errors.New("no answer within the member timeout")
+
+// do runs op, one attempt per route in turn (see routes), and returns
+// its first success or the error that ended the tries: one that trying
+// elsewhere cannot mend, the last failure once the request timeout has
+// run out, or ctx's error. op may run again after an attempt that failed
+// but took effect.
+func (rs *routes) do(ctx context.Context, op func(ctx context.Context, c *clientv3.Client) error) error {
+	rctx, cancel := context.WithTimeout(ctx, rs.reqTimeout)
+	defer cancel()
+	i := int(rs.pref.Load())
+	var last error
+	for n := 1; ; n++ {
+		r := rs.all[i]
+		err := rs.try(rctx, r, op)
+		switch {
+		case err == nil:
+			rs.pref.Store(int32(i))
+			return nil
+		case ctx.Err() != nil:
+			return fmt.Errorf("%w (last failure: %w)", ctx.Err(), cmpOr(last, err))
+		case !transient(err):
+			return err
+		}
+		last = err
+		r.avoidUntil.Store(time.Now().Add(avoidFor).UnixNano())
+		if rctx.Err() != nil {
+			return fmt.Errorf("the cluster did not answer within the request timeout (%v): %w", rs.reqTimeout, last)
+		}
+		i = rs.next(i)
+		if n%len(rs.all) == 0 {
+			pause(rctx, roundPause)
+		}
+	}
+}
+
+// try makes one attempt on r, under the member timeout.
+func (rs *routes) try(ctx context.Context, r *route, op func(context.Context, *clientv3.Client) error) error {
+	c, err := r.client()
+	if err != nil {
+		return fmt.Errorf("%s: %w", r.name, err)
+	}
+	actx, cancel := context.WithTimeout(ctx, rs.memberTimeout)
+	defer cancel()
+	err = op(actx, c)
+	if err != nil && actx.Err() != nil && ctx.Err() == nil {
+		return fmt.Errorf("%s: %w (%v)", r.name, errMemberTimeout, rs.memberTimeout)
+	}
+	if err != nil && transient(err) {
+		return fmt.Errorf("%s: %w", r.name, err)
+	}
+	return err
+}
+
+// next returns the route after i that has not failed recently, or simply
+// the one after i if all have.
+func (rs *routes) next(i int) int {
+	n := len(rs.all)
+	now := time.Now()
+	for k := 1; k < n; k++ {
+		if j := (i + k) % n; !rs.all[j].avoided(now) {
+			return j
+		}
+	}
+	return (i + 1) % n
+}
+
+// preferred returns the client of the route that answered last.
+func (rs *routes) preferred() (*clientv3.Client, error) {
+	return rs.all[rs.pref.Load()].client()
+}
+
+func (rs *routes) close() error {
+	rs.stopSearching()
+	var errs []error
+	for _, r := range rs.all {
+		errs = append(errs, r.close())
+	}
+	return errors.Join(errs...)
+}
+
+// transient reports whether err may go away on another member or a
+// moment later: no leader (an election), a member down or hung, a request
+// the cluster dropped or timed out.
+func transient(err error) bool {
+	if errors.Is(err, errMemberTimeout) {
+		return true
+	}
+	code := status.Code(err)
+	var ee rpctypes.EtcdError
+	if errors.As(err, &ee) {
+		code = ee.Code()
+	}
+	switch code {
+	case codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted, codes.Aborted, codes.Canceled:
+		return true
+	}
+	return errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "proposal dropped")
+}
+
+func pause(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+func cmpOr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
