@@ -32,11 +32,12 @@
 // whose TTL they serve. The price: the cluster may keep a key up to a tenth
 // of its TTL (at least 1s, at most a minute) plus a second past its TTL when
 // its holder vanishes (etcd counts leases in seconds), and Client.Inspect
-// reports times to the second. Each request goes to the member that
-// answered last, and to the next one when it fails or does not answer
-// within member_timeout, so a member down or hung costs one timeout, not a
-// share of every request; with a majority down, operations fail (not as
-// held by another) within request_timeout.
+// reports times to the second. Each request goes to the leader (found at
+// Connect and after each election; a follower would forward it, which
+// costs 10-20% more), and to the next member when it fails or does not
+// answer within member_timeout, so a member down or hung costs one
+// timeout, not a share of every request; with a majority down, operations
+// fail (not as held by another) within request_timeout.
 //
 // The design, the argument for its safety, and the measurements behind it
 // are in DESIGN.md beside this file.
