@@ -92,6 +92,6 @@ func (c *Client) cleanup(ctx context.Context, cn *conn, key, value string, quiet
 	if errors.Is(err, driver.ErrNotHeld) {
 		return nil
 	}
-	c.log().WarnContext(ctx, "lock: cleanup failed; the key may stay held until its TTL runs out", "key", key, "err", err)
+	c.warn(ctx, "lock: cleanup failed; the key may stay held until its TTL runs out", "key", key, "err", err)
 	return err
 }

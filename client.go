@@ -38,6 +38,7 @@ type Client struct {
 
 	defaults []Option // given at Open; checked there
 	logger   atomic.Pointer[slog.Logger]
+	warns    warnLimiter // rate limits the warnings (log.go)
 	observer atomic.Pointer[Observer]
 	stats    counters
 	waits    queues // of the calls waiting for keys, by key

@@ -66,7 +66,7 @@ func (c *Client) Do(ctx context.Context, key string, fn func(context.Context) er
 		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 		defer rcancel()
 		if rerr := l.Release(rctx); rerr != nil && ended == nil {
-			c.log().WarnContext(ctx, "lock: release after Do failed; the key stays held until its TTL runs out",
+			c.warn(ctx, "lock: release after Do failed; the key stays held until its TTL runs out",
 				"key", key, "err", rerr)
 		}
 		if ended != nil {

@@ -93,7 +93,7 @@ func (l *Lock) ended(ctx context.Context, why error, onEnd func(cause error)) {
 		if why != nil {
 			cause = fmt.Errorf("%w: %w", ErrLost, why)
 		}
-		l.c.log().WarnContext(ctx, "lock: lost while kept alive", "key", l.key, "err", cause)
+		l.c.warn(ctx, "lock: lost while kept alive", "key", l.key, "err", cause)
 	}
 	if onEnd != nil {
 		onEnd(cause)

@@ -286,7 +286,7 @@ func (l *Lock) letGo(ctx context.Context) {
 	case errors.Is(err, driver.ErrNotHeld):
 	default:
 		l.state.Store(stranded)
-		l.c.log().WarnContext(ctx, "lock: Close could not release a lock; the key stays held until its TTL runs out", "key", l.key, "err", err)
+		l.c.warn(ctx, "lock: Close could not release a lock; the key stays held until its TTL runs out", "key", l.key, "err", err)
 	}
 }
 

@@ -42,8 +42,10 @@ func init() {
 // Driver is the goredis driver, registered as "goredis".
 type Driver struct{}
 
-// OpenConnector parses dsn; it does not contact the nodes.
+// OpenConnector parses dsn; it does not contact the nodes. It routes
+// go-redis's process-wide log to slog.Default at debug level (see log.go).
 func (Driver) OpenConnector(dsn string) (driver.Connector, error) {
+	quiet()
 	return redlock.NewDSNConnector(dsn, func(i int, raw string) (func() redlock.Node, error) {
 		o, err := clientOptions(raw)
 		if err != nil {
