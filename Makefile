@@ -3,9 +3,9 @@ SHELL := /bin/bash
 GO    ?= go
 # Exported so that test packages that need a server find it (see scripts/services.sh env).
 SERVICES_ENV = eval "$$(scripts/services.sh env)"
-# Drivers that are modules of their own (so that only their users download
-# their clients): make test and make vet run them too.
-MODULES = drivers/etcd
+# Modules of their own (a driver whose client only its users should download;
+# fault tests with toxiproxy): make test, vet, bench and test-short run them too.
+MODULES = drivers/etcd faults
 
 .PHONY: demo test test-short vet fmt bench services-up services-down
 
