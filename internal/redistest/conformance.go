@@ -54,3 +54,43 @@ func harness(name string, d driver.Driver, addrs []string, query string, faults 
 		Faults:  faults,
 	}
 }
+
+// Processes runs conformance.RunProcesses on the Redlock driver registered
+// as name (d is that driver), on five nodes with fencing tokens: four
+// worker processes contend while the nemesis hangs minorities and
+// majorities, kills minorities (restarted after a TTL, empty), and pauses
+// holders past their TTL. It requires no overlap, no token regression, no
+// lost write; and that the same run on a deliberately unsafe variant (a
+// backend lease a twentieth of the TTL the client believes) is caught.
+func Processes(t *testing.T, name string, d driver.Driver, run time.Duration) {
+	addrs := Servers(t)
+	dsn := DSN(addrs, testQuery+"&fencing=true&key_prefix=procs:")
+	open := func(unsafe bool) func(testing.TB) *lock.Client {
+		return func(t testing.TB) *lock.Client {
+			cn, err := d.OpenConnector(dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if unsafe {
+				cn = conformance.ShortLease(cn, 20)
+			}
+			return lock.OpenConnector(cn)
+		}
+	}
+	t.Run("safe", func(t *testing.T) {
+		rep := conformance.RunProcesses(t, conformance.Processes{
+			Open: open(false), Duration: run, TTL: time.Second, Fenced: true,
+			Faults: NewFaults(t, 5), Majority: true, PauseHolders: true,
+		})
+		t.Log(rep)
+		conformance.RequireSafe(t, rep)
+	})
+	t.Run("unsafe", func(t *testing.T) {
+		rep := conformance.RunProcesses(t, conformance.Processes{
+			Open: open(true), Duration: run, TTL: time.Second, Fenced: true,
+			PauseHolders: true, // every action pauses a holder: the unsafe lease shows
+		})
+		t.Log(rep)
+		conformance.RequireCaught(t, rep)
+	})
+}

@@ -41,7 +41,13 @@ var (
 
 // Main runs m's tests holding locks, then checks with goleak that no
 // goroutine outlived them, and exits. Use it as TestMain.
+//
+// In a worker process of conformance.RunProcesses (DISTLOCK_WORKER_OF is
+// set), it takes no lock: the parent test holds them.
 func Main(m *testing.M, locks ...Servers) {
+	if os.Getenv("DISTLOCK_WORKER_OF") != "" {
+		locks = nil
+	}
 	release, err := Hold(locks...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "testenv:", err)

@@ -1,0 +1,17 @@
+package goredis_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/distlock/lock/conformance"
+	"github.com/distlock/lock/drivers/goredis"
+	"github.com/distlock/lock/internal/redistest"
+)
+
+func TestProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs worker processes and a nemesis")
+	}
+	redistest.Processes(t, "goredis", goredis.Driver{}, conformance.SoakDuration(8*time.Second))
+}
