@@ -11,7 +11,9 @@
 // one per independent master, in go-redis's URL syntax (user, password,
 // database number and go-redis options as query parameters). One URL is the
 // single-instance lock. The algorithm's own parameters (node_timeout,
-// fencing, key_prefix; see redlock.ParseDSN) may be added to any URL.
+// fencing, key_prefix; see redlock.ParseDSN) may be added to any URL, and
+// on a rediss:// URL ca_file names a PEM file of the CAs that sign the
+// server's certificate (default: the system's).
 //
 // Clients built from a DSN respect context deadlines (so that the per-node
 // timeout bounds every request) and make no retries of their own (the
@@ -22,6 +24,7 @@ package goredis
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -32,6 +35,7 @@ import (
 
 	"github.com/distlock/lock"
 	"github.com/distlock/lock/driver"
+	"github.com/distlock/lock/drivers/internal/tlsfile"
 	"github.com/distlock/lock/drivers/redlock"
 )
 
@@ -55,11 +59,30 @@ func (Driver) OpenConnector(dsn string) (driver.Connector, error) {
 	})
 }
 
+// paramCAFile names, on a rediss:// URL, a PEM file of the CAs that sign
+// the server's certificate, trusted instead of the system's (go-redis's
+// own URL syntax has no such parameter).
+const paramCAFile = "ca_file"
+
 // clientOptions returns the options of a client for one node's URL.
 func clientOptions(raw string) (*redis.Options, error) {
+	raw, caFile, err := cutParam(raw, paramCAFile)
+	if err != nil {
+		return nil, err
+	}
 	o, err := redis.ParseURL(raw)
 	if err != nil {
 		return nil, err
+	}
+	if caFile != "" {
+		if o.TLSConfig == nil {
+			return nil, fmt.Errorf("parameter %s applies to rediss:// URLs only", paramCAFile)
+		}
+		pool, err := tlsfile.CertPool(caFile)
+		if err != nil {
+			return nil, fmt.Errorf("parameter %s: %w", paramCAFile, err)
+		}
+		o.TLSConfig.RootCAs = pool
 	}
 	o.ContextTimeoutEnabled = true
 	// One attempt per request: the algorithm decides what to retry.
@@ -74,6 +97,26 @@ func clientOptions(raw string) (*redis.Options, error) {
 		o.Dialer = plainDialer(o)
 	}
 	return o, nil
+}
+
+// cutParam removes the query parameter name from the URL raw, returning
+// the URL without it and its value ("" if absent).
+func cutParam(raw, name string) (string, string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", "", errors.New("malformed URL") // never quote it: it may hold a password
+	}
+	q := u.Query()
+	if !q.Has(name) {
+		return raw, "", nil
+	}
+	v := q.Get(name)
+	if v == "" {
+		return "", "", fmt.Errorf("parameter %s is empty", name)
+	}
+	q.Del(name)
+	u.RawQuery = q.Encode()
+	return u.String(), v, nil
 }
 
 // query returns the query parameters of a URL that has been parsed before.

@@ -3,6 +3,7 @@ package redigo
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"maps"
@@ -15,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/distlock/lock/drivers/internal/tlsfile"
 	"github.com/gomodule/redigo/redis"
 )
 
@@ -29,6 +31,7 @@ const (
 	paramIdleTimeout     = "idle_timeout"      // idle connections older than this are closed (default 5m)
 	paramConnMaxLifetime = "conn_max_lifetime" // connections older than this are closed (default: never)
 	paramSkipVerify      = "skip_verify"       // rediss only: do not verify the server's certificate
+	paramCAFile          = "ca_file"           // rediss only: PEM file of the CAs to verify the server's certificate with (default: the system's)
 )
 
 const (
@@ -162,6 +165,17 @@ func parseURL(i int, raw string) (*endpoint, error) {
 			return nil, fail("parameter %s applies to rediss:// URLs only", paramSkipVerify)
 		}
 		e.opts = append(e.opts, redis.DialTLSSkipVerify(skip))
+	}
+	if q.Has(paramCAFile) {
+		path := str(paramCAFile)
+		if u.Scheme != "rediss" {
+			return nil, fail("parameter %s applies to rediss:// URLs only", paramCAFile)
+		}
+		pool, err := tlsfile.CertPool(path)
+		if err != nil {
+			return nil, fail("parameter %s: %v", paramCAFile, err)
+		}
+		e.opts = append(e.opts, redis.DialTLSConfig(&tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}))
 	}
 	if len(q) > 0 {
 		return nil, fail("unknown parameter %s", strings.Join(slices.Sorted(maps.Keys(q)), ", "))

@@ -23,6 +23,7 @@
 //	conn_max_lifetime  closes connections older than this (default: never)
 //	client_name        the name given to CLIENT SETNAME
 //	skip_verify        rediss only: true skips verifying the server's certificate
+//	ca_file            rediss only: PEM file of the CAs that sign the server's certificate (default: the system's)
 //
 // An unknown parameter is an error. The DSN is parsed by lock.Open, so a
 // malformed one fails there; no error ever quotes a URL, which may hold a

@@ -1,6 +1,8 @@
 package redistest
 
 import (
+	"context"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -93,4 +95,49 @@ func Processes(t *testing.T, name string, d driver.Driver, run time.Duration) {
 		t.Log(rep)
 		conformance.RequireCaught(t, rep)
 	})
+}
+
+// TLSAndAuth checks the Redlock driver registered as name on a server of
+// the test's own that speaks only TLS and requires a password: with the
+// DSN's ca_file and the password, acquire and release work; without the CA,
+// the server's certificate is refused; with a wrong password, the error
+// says so without showing either password.
+func TLSAndAuth(t *testing.T, name string) {
+	s := StartTLSServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	try := func(dsn string) error {
+		c, err := lock.Open(name, dsn)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		c.SetLogger(slog.New(slog.DiscardHandler)) // the failed cleanups' warnings
+		l, err := c.TryAcquire(ctx, "tls")
+		if err != nil {
+			return err
+		}
+		return l.Release(ctx)
+	}
+	q := "node_timeout=500ms"
+	if err := try(s.URL(s.Password, true, q)); err != nil {
+		t.Fatalf("TLS with the CA and the password: %v", err)
+	}
+	err := try(s.URL(s.Password, false, q))
+	if err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Errorf("TLS without the CA: %v, want a certificate error", err)
+	}
+	const wrong = "not-the-password-4711"
+	err = try(s.URL(wrong, true, q))
+	switch {
+	case err == nil:
+		t.Error("a wrong password was accepted")
+	case strings.Contains(err.Error(), wrong) || strings.Contains(err.Error(), s.Password):
+		t.Errorf("the error shows a password: %v", err)
+	case !strings.Contains(strings.ToLower(err.Error()), "pass") && !strings.Contains(err.Error(), "WRONGPASS"):
+		t.Errorf("a wrong password: %v, want an error that says so", err)
+	}
+	if err := try(strings.Replace(s.URL(s.Password, true, q), "rediss://", "redis://", 1)); err == nil || !strings.Contains(err.Error(), "ca_file") {
+		t.Errorf("ca_file on a redis:// URL: %v, want an error naming ca_file", err)
+	}
 }
