@@ -112,14 +112,31 @@ type record struct {
 	At     int64  `json:"at,omitempty"`    // of a failed attempt
 }
 
-// monoBase relates this process's time.Time readings to CLOCK_MONOTONIC.
+// monoBase relates this process's time.Time readings to CLOCK_MONOTONIC:
+// a reading of it, taken at monoAt. The two readings cannot be taken at
+// once, and a process descheduled between them (on a loaded machine, for
+// milliseconds) would shift all its times by that much against the other
+// processes': so of 200 tries it keeps the one whose time.Now readings
+// before and after bracket the clock's reading most tightly, and takes
+// their middle.
 var monoBase, monoAt = func() (int64, time.Time) {
-	var ts unix.Timespec
-	now := time.Now()
-	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
-		panic("conformance: CLOCK_MONOTONIC: " + err.Error())
+	var (
+		best    int64
+		bestAt  time.Time
+		bestGap time.Duration = -1
+		ts      unix.Timespec
+	)
+	for range 200 {
+		before := time.Now()
+		if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
+			panic("conformance: CLOCK_MONOTONIC: " + err.Error())
+		}
+		gap := time.Since(before)
+		if bestGap < 0 || gap < bestGap {
+			best, bestAt, bestGap = ts.Nano(), before.Add(gap/2), gap
+		}
 	}
-	return ts.Nano(), now
+	return best, bestAt
 }()
 
 // mono returns t on CLOCK_MONOTONIC, in nanoseconds.
