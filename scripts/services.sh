@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/services.sh - throwaway backing services for distlock tests.
 #
-# Usage: scripts/services.sh up|down|env|status|restart-postgres
+# Usage: scripts/services.sh up|down|env|status|restart-postgres|start-redis
 #
 #   up      Start 5 independent redis-server instances (127.0.0.1:7001-7005),
 #           a throwaway PostgreSQL cluster (127.0.0.1:55432, database
@@ -17,6 +17,11 @@
 #           Stop our PostgreSQL (fast shutdown: sessions are cut, committed
 #           data is kept) and start it again, for tests that check that
 #           clients survive a server restart. Fails if it is not running.
+#   start-redis
+#           Start our redis-servers that are not running (empty), and
+#           nothing else: for the Redis fault tests, which kill servers
+#           while other packages' fault tests have etcd or ZooKeeper
+#           members down on purpose, which `up` would start again.
 #
 # Everything lives under ${DISTLOCK_SERVICES_DIR:-/tmp/distlock-services}:
 #   redis-700N/{redis.pid,redis.log,launch.log}  one dir per redis (its cwd);
@@ -93,6 +98,8 @@ commands:
   status  show whether each server is up (exit 0 iff all are up)
   restart-postgres
           stop our postgres (fast shutdown) and start it again
+  start-redis
+          start our redis-servers that are down, and nothing else
 EOF
 }
 
@@ -673,6 +680,26 @@ cmd_restart_postgres() {
 	log "postgres $HOST:$PG_PORT restarted"
 }
 
+# cmd_start_redis: start the redis-servers of ours that are down (the
+# state dir must exist: `up` made it), and nothing else.
+cmd_start_redis() {
+	local port
+	with_lock
+	[[ -e $MARKER ]] || die "no services are up (no $MARKER); start them with: scripts/services.sh up"
+	ensure_redis_binaries
+	for port in "${REDIS_PORTS[@]}"; do
+		redis_our_pid "$port" || ! port_open "$port" ||
+			port_conflict "$port" "no live pidfile in $STATE/redis-$port"
+	done
+	for port in "${REDIS_PORTS[@]}"; do
+		redis_start "$port"
+	done
+	for port in "${REDIS_PORTS[@]}"; do
+		redis_wait "$port"
+		[[ -z ${REDIS_LOG_OFFSET[$port]} ]] || log "redis $HOST:$port started (pid $OUR_PID)"
+	done
+}
+
 cmd_env() {
 	printf 'export DISTLOCK_SERVICES_DIR=%s\n' "$(shell_quote "$STATE")"
 	printf 'export DISTLOCK_REDIS_ADDRS=%s\n' "$(shell_quote "$REDIS_ADDRS")"
@@ -745,6 +772,7 @@ main() {
 	env) cmd_env ;;
 	status) cmd_status ;;
 	restart-postgres) cmd_restart_postgres ;;
+	start-redis) cmd_start_redis ;;
 	-h | --help | help) usage ;;
 	*)
 		log "unknown command: $1"

@@ -54,8 +54,8 @@ func Exclusive(m *testing.M) int {
 }
 
 // Faults kills, hangs and restarts the test Redis servers, by the PIDs in
-// their pidfiles. Restarting a killed server runs `scripts/services.sh up`,
-// which brings it back empty.
+// their pidfiles. Restarting a killed server runs `scripts/services.sh
+// start-redis`, which brings it back empty (and starts nothing else).
 type Faults struct {
 	addrs []string
 	dir   string
@@ -163,8 +163,8 @@ func (f *Faults) Restart(t *testing.T, i int) {
 		}
 	}
 	script := filepath.Join(repoRoot(t), "scripts", "services.sh")
-	if out, err := exec.Command(script, "up").CombinedOutput(); err != nil {
-		t.Fatalf("services.sh up: %v\n%s", err, out)
+	if out, err := exec.Command(script, "start-redis").CombinedOutput(); err != nil {
+		t.Fatalf("services.sh start-redis: %v\n%s", err, out)
 	}
 }
 
