@@ -1,0 +1,35 @@
+package zookeeper_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/distlock/lock"
+	"github.com/distlock/lock/conformance"
+	"github.com/distlock/lock/driver"
+	"github.com/distlock/lock/drivers/zookeeper"
+	"github.com/distlock/lock/internal/testenv"
+)
+
+// TestConformance runs the suite, fault cases included, on clients opened
+// by DSN.
+func TestConformance(t *testing.T) {
+	e := theEnsemble(t)
+	e.healthy(t, 30*time.Second)
+	full, _ := dsn(t)
+	conformance.Run(t, conformance.Harness{
+		NewClient: func(t *testing.T) *lock.Client {
+			l, err := lock.Open("zookeeper", full)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return l
+		},
+		NewConn: func(t *testing.T) driver.Conn { return testenv.Connect(t, zookeeper.Driver{}, full) },
+		Fencing: true,
+		Extend:  true,
+		Wakeups: true,
+		TTL:     suiteTTL,
+		Faults:  e,
+	})
+}

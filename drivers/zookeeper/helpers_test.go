@@ -1,0 +1,117 @@
+package zookeeper_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/distlock/lock"
+	"github.com/distlock/lock/internal/testenv"
+	"github.com/go-zookeeper/zk"
+)
+
+// Timeouts for the tests' clients: an election on the test ensemble (a
+// 100ms tick) fits in the request timeout, and the request timeout in the
+// suite's TTL, so that a broken majority makes attempts fail within it. A
+// member silent for memberTimeout with requests to answer is given up.
+const (
+	memberTimeout  = 500 * time.Millisecond
+	requestTimeout = 1500 * time.Millisecond
+	suiteTTL       = 3 * time.Second
+)
+
+// servers returns the test ensemble's members, skipping the test without
+// them.
+func servers(t testing.TB) []string {
+	t.Helper()
+	return testenv.ZooKeeperServers(t)
+}
+
+// dsn returns a DSN for the test ensemble with the tests' timeouts, a
+// chroot of its own (returned too), and the parameters kv (name, value,
+// name, value...).
+func dsn(t testing.TB, kv ...string) (string, string) {
+	t.Helper()
+	root := "/distlock-test/" + randomHex(4)
+	q := url.Values{}
+	q.Set("member_timeout", memberTimeout.String())
+	q.Set("request_timeout", requestTimeout.String())
+	for i := 0; i+1 < len(kv); i += 2 {
+		q.Set(kv[i], kv[i+1])
+	}
+	return "zk://" + strings.Join(servers(t), ",") + root + "?" + q.Encode(), root
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// open opens a client on dsn, connected, and closed when the test ends.
+func open(t testing.TB, dsn string) *lock.Client {
+	t.Helper()
+	c, err := lock.Open("zookeeper", dsn)
+	if err != nil {
+		t.Fatalf("lock.Open: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := c.Ping(ctx); err != nil {
+		t.Fatalf("Ping: %v", err)
+	}
+	return c
+}
+
+func ctxFor(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// rawConn opens a plain ZooKeeper session on the test ensemble, for looking
+// at nodes, closed when the test ends.
+func rawConn(t testing.TB) *zk.Conn {
+	t.Helper()
+	zc, events, err := zk.Connect(servers(t), 10*time.Second, zk.WithLogInfo(false), zk.WithLogger(quiet{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		zc.Close()
+		for range events {
+		}
+	})
+	return zc
+}
+
+type quiet struct{}
+
+func (quiet) Printf(string, ...any) {}
+
+// nodesUnder returns every node below root, as paths relative to it.
+func nodesUnder(t testing.TB, zc *zk.Conn, root string) []string {
+	t.Helper()
+	var out []string
+	var walk func(p string)
+	walk = func(p string) {
+		kids, _, err := zc.Children(p)
+		if err == zk.ErrNoNode {
+			return
+		}
+		if err != nil {
+			t.Fatalf("Children(%s): %v", p, err)
+		}
+		for _, k := range kids {
+			out = append(out, strings.TrimPrefix(p+"/"+k, root+"/"))
+			walk(p + "/" + k)
+		}
+	}
+	walk(root)
+	return out
+}
