@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/distlock/lock/driver"
@@ -29,6 +30,7 @@ type conn struct {
 	sessions map[time.Duration]*slot // by timeout, the base session's included
 	leases   map[leaseKey]*lease     // acquiring or held
 	doomed   []*lease                // nodes to delete, for the reaper
+	refused  map[time.Duration]error // timeouts the ensemble would not grant
 	closed   bool
 
 	wake chan struct{} // tells the reaper to look again
@@ -58,6 +60,7 @@ func newConn(c *Connector, base *session) *conn {
 		base:     base,
 		sessions: make(map[time.Duration]*slot),
 		leases:   make(map[leaseKey]*lease),
+		refused:  make(map[time.Duration]error),
 		wake:     make(chan struct{}, 1),
 	}
 	ready := make(chan struct{})
@@ -69,6 +72,9 @@ func newConn(c *Connector, base *session) *conn {
 }
 
 var errClosed = errors.New("zookeeper: connection closed")
+
+// lateCreates counts the creates whose attempt gave up waiting, for tests.
+var lateCreates atomic.Int64
 
 // sessionFor returns the session that serves leases of ttl, opened if need
 // be, counting one more user of it: the caller calls leave when done.
@@ -114,6 +120,9 @@ func (cn *conn) openSlot(timeout time.Duration) (*slot, error) {
 		return nil, fmt.Errorf("%w: the connection given to New serves the TTL %v only (its session timeout), not %v",
 			ErrSessionTimeout, cn.base.timeout, timeout)
 	}
+	if err := cn.refused[timeout]; err != nil {
+		return nil, err
+	}
 	if len(cn.sessions) >= cn.c.cfg.MaxSessions {
 		cn.evictIdle()
 	}
@@ -132,6 +141,9 @@ func (cn *conn) openSlot(timeout time.Duration) (*slot, error) {
 		if err != nil {
 			sl.err = fmt.Errorf("opening a session of %v: %w", timeout, err)
 			delete(cn.sessions, timeout)
+			if errors.Is(err, ErrSessionTimeout) {
+				cn.refused[timeout] = sl.err // the servers' bounds: asking again gets the same
+			}
 		} else if cn.closed {
 			sl.err = errClosed
 			delete(cn.sessions, timeout)
@@ -360,6 +372,7 @@ func (cn *conn) create(ctx context.Context, l *lease, value string) (string, err
 // lateCreate records the outcome of a create that its attempt gave up
 // waiting for.
 func (cn *conn) lateCreate(l *lease, path string, err error) {
+	lateCreates.Add(1)
 	cn.mu.Lock()
 	l.inflight = false
 	switch {

@@ -29,9 +29,9 @@ type lease struct {
 	parent string
 	ttl    time.Duration
 
-	path     string        // the node, once known to be made
-	inflight bool          // a create is on its way, whose outcome is not known yet
-	doubt    bool          // a create may have made a node whose name is not known
+	path     string // the node, once known to be made
+	inflight bool   // a create is on its way, whose outcome is not known yet
+	doubt    bool   // a create may have made a node whose name is not known
 	state    leaseState
 	sid      int64     // the session that owns the node
 	token    uint64    // the node's creation zxid
