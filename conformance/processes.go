@@ -43,6 +43,11 @@ type Processes struct {
 	// PauseHolders lets the nemesis stop a worker process (SIGSTOP) for
 	// 1.5 TTLs, then resume it: a holder paused past its TTL.
 	PauseHolders bool
+
+	// Actions are more faults for the nemesis to choose from, by name: each
+	// breaks something (slows a link, resets connections) and mends it
+	// before it returns. They run on the test's goroutine.
+	Actions map[string]func(t *testing.T)
 }
 
 // ProcessReport is what a run of RunProcesses saw.
@@ -78,19 +83,26 @@ const (
 	EnvWorkerOf = "DISTLOCK_WORKER_OF"
 )
 
-// sharedName is SharedName's value in the parent, for its workers.
+// sharedName is Shared's value in the parent, for its workers.
 var sharedName string
 
-// SharedName returns a name for what the parent test and its worker
-// processes must share (a table, a key prefix): prefix and random hex
-// digits in the parent, the parent's name in a worker. Call it before
-// RunProcesses, at most once per run.
-func SharedName(prefix string) string {
+// Shared returns value in the parent test, and passes it to the worker
+// processes of its next RunProcesses, where Shared returns the parent's
+// value whatever it is given: for what they must agree on that only the
+// parent knows (a proxy's address, a random name). Call it once per run,
+// before RunProcesses.
+func Shared(value string) string {
 	if InWorker() {
 		return os.Getenv(envWorkerName)
 	}
-	sharedName = prefix + strconv.FormatUint(rand.Uint64()&0xffffffffff, 16)
-	return sharedName
+	sharedName = value
+	return value
+}
+
+// SharedName is Shared of prefix and random hex digits: a name for what
+// the parent and its workers share (a table, a key prefix).
+func SharedName(prefix string) string {
+	return Shared(prefix + strconv.FormatUint(rand.Uint64()&0xffffffffff, 16))
 }
 
 // InWorker reports whether the process is a worker of RunProcesses: the
@@ -367,6 +379,10 @@ func nemesis(t *testing.T, p Processes, dir string, workers []*exec.Cmd, stop ti
 	if p.PauseHolders {
 		kinds = append(kinds, "pause-holder")
 	}
+	for name := range p.Actions {
+		kinds = append(kinds, name)
+	}
+	slices.Sort(kinds[len(kinds)-len(p.Actions):]) // in a map's order, which is random
 	if len(kinds) == 0 {
 		time.Sleep(time.Until(stop))
 		return done
@@ -403,6 +419,8 @@ func nemesis(t *testing.T, p Processes, dir string, workers []*exec.Cmd, stop ti
 			for _, i := range picked {
 				p.Faults.Restart(t, i)
 			}
+		default:
+			p.Actions[kind](t)
 		case "pause-holder":
 			w := workers[rng.IntN(len(workers))]
 			for _, j := range rng.Perm(len(workers)) { // one that holds a lock, if any

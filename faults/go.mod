@@ -7,6 +7,7 @@ require (
 	github.com/distlock/lock v0.0.0
 	github.com/prometheus/client_golang v1.21.1
 	github.com/rs/zerolog v1.33.0
+	go.uber.org/goleak v1.3.0
 )
 
 require (
@@ -24,7 +25,6 @@ require (
 	github.com/redis/go-redis/v9 v9.23.0 // indirect
 	github.com/rs/xid v1.5.0 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
-	go.uber.org/goleak v1.3.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	google.golang.org/protobuf v1.36.1 // indirect
 	gopkg.in/tomb.v1 v1.0.0-20141024135613-dd632973f1e7 // indirect

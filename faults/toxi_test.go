@@ -2,6 +2,7 @@ package faults_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -43,5 +44,19 @@ func (l *link) delay(t testing.TB, rtt time.Duration) {
 		if _, err := l.p.Toxics.AddToxicJson(bytes.NewBufferString(body)); err != nil {
 			t.Fatalf("toxiproxy %s: adding latency: %v", l.p.Name, err)
 		}
+	}
+}
+
+// toxic adds a toxic to the link for d, then removes it.
+func (l *link) toxic(t testing.TB, typ string, attrs string, d time.Duration) {
+	t.Helper()
+	name := typ + "_nemesis"
+	body := fmt.Sprintf(`{"name":%q,"type":%q,"stream":"downstream","attributes":%s}`, name, typ, attrs)
+	if _, err := l.p.Toxics.AddToxicJson(bytes.NewBufferString(body)); err != nil {
+		t.Fatalf("toxiproxy %s: adding %s: %v", l.p.Name, typ, err)
+	}
+	time.Sleep(d)
+	if err := l.p.Toxics.RemoveToxic(context.Background(), name); err != nil {
+		t.Fatalf("toxiproxy %s: removing %s: %v", l.p.Name, typ, err)
 	}
 }

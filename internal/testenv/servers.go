@@ -44,7 +44,11 @@ var (
 //
 // In a worker process of conformance.RunProcesses (DISTLOCK_WORKER_OF is
 // set), it takes no lock: the parent test holds them.
-func Main(m *testing.M, locks ...Servers) {
+func Main(m *testing.M, locks ...Servers) { MainIgnoring(m, nil, locks...) }
+
+// MainIgnoring is Main, with goleak told to ignore what ignore names: for
+// a test dependency's known leaks, which are not ours to fix.
+func MainIgnoring(m *testing.M, ignore []goleak.Option, locks ...Servers) {
 	if os.Getenv("DISTLOCK_WORKER_OF") != "" {
 		locks = nil
 	}
@@ -56,7 +60,7 @@ func Main(m *testing.M, locks ...Servers) {
 	code := m.Run()
 	release()
 	if code == 0 {
-		if err := goleak.Find(); err != nil {
+		if err := goleak.Find(ignore...); err != nil {
 			fmt.Fprintf(os.Stderr, "goleak: errors on successful test run: %v\n", err)
 			code = 1
 		}
