@@ -477,7 +477,7 @@ func (cn *conn) Extend(ctx context.Context, key, value string, ttl time.Duration
 		return driver.ErrNotHeld
 	}
 	l.deadline = start.Add(ttl)
-	cn.pokeLocked()
+	cn.poke() // the reaper has a new deadline
 	return nil
 }
 

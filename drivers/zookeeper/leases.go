@@ -131,9 +131,6 @@ func (cn *conn) poke() {
 	}
 }
 
-// pokeLocked is poke; cn.mu may be held.
-func (cn *conn) pokeLocked() { cn.poke() }
-
 // reap deletes the nodes of leases past their deadline and of doomed
 // attempts, retrying failed deletions, until the connection closes.
 func (cn *conn) reap() {
