@@ -126,6 +126,10 @@ func call[T any](ctx context.Context, f func() (T, error), late func(T, error)) 
 
 // callOrAbandon is call, reporting also whether it abandoned f to late.
 func callOrAbandon[T any](ctx context.Context, f func() (T, error), late func(T, error)) (T, bool, error) {
+	if ctx.Err() != nil {
+		var zero T
+		return zero, false, context.Cause(ctx) // nothing sent
+	}
 	type result struct {
 		v   T
 		err error
