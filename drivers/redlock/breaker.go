@@ -10,9 +10,24 @@ import (
 // breakAfter is how many timeouts in a row open a node's breaker.
 const breakAfter = 3
 
-// maxSilentInflight is how many requests may wait on a node that has not
-// answered for half a timeout: more are not sent.
+// maxSilentInflight is how many requests may wait on a node that has
+// been silent (see silence): more are not sent.
 const maxSilentInflight = 16
+
+// minSilence is the least silence that makes a node suspect: below it, a
+// healthy node on a loaded machine is often silent for as long.
+const minSilence = 2 * time.Millisecond
+
+// silence is how long a node with requests out may go without answering
+// before it is suspect: twice its own expected longest round trip (3
+// smoothed round trips and 4 variations, from its answers), at least
+// minSilence, at most half the round's timeout. At full speed a node that
+// hangs would otherwise collect a request per operation until half a
+// timeout had passed (about 100 at 4,000 operations a second and a 50ms
+// timeout).
+func silence(e *rttEstimate, timeout time.Duration) time.Duration {
+	return min(timeout/2, max(minSilence, 2*e.timeout()))
+}
 
 // errNodeHung is the error of a request not sent to a node that seems
 // hung.
@@ -20,9 +35,9 @@ var errNodeHung = errors.New("not asked: it stopped answering (one request at a 
 
 // A breaker keeps the requests to a hung node from piling up, each on a
 // goroutine that waits out the timeout:
-//   - while a node that has requests out has not answered for half a
-//     timeout, at most maxSilentInflight requests wait on it; the others
-//     are answered at once with errNodeHung;
+//   - while a node that has requests out has been silent (see silence),
+//     at most maxSilentInflight requests wait on it; the others are
+//     answered at once with errNodeHung;
 //   - after breakAfter timeouts in a row it opens: then one request at a
 //     time goes to the node, as a probe, and the others are answered with
 //     errNodeHung.
@@ -36,21 +51,24 @@ type breaker struct {
 	probing  atomic.Bool  // a request is out to the open node
 	inflight atomic.Int32 // requests out
 	answered atomic.Int64 // when the node last answered, in ns after the Redlock's epoch
+	busyFrom atomic.Int64 // when its requests out went from none to one: silence counts from the later of the two
 }
 
 // admit reports whether a request may go to the node at now (ns after
-// the epoch), under a round timeout of timeout, and whether it is the
-// probe of an open breaker (to be passed to done).
-func (b *breaker) admit(now int64, timeout time.Duration) (ok, probe bool) {
+// the epoch), when a silence of silent makes it suspect, and whether it is
+// the probe of an open breaker (to be passed to done).
+func (b *breaker) admit(now int64, silent time.Duration) (ok, probe bool) {
 	if b.timeouts.Load() >= breakAfter {
 		if !b.probing.CompareAndSwap(false, true) {
 			return false, false
 		}
 		probe = true
-	} else if b.inflight.Load() >= maxSilentInflight && now-b.answered.Load() > int64(timeout/2) {
+	} else if b.inflight.Load() >= maxSilentInflight && now-max(b.answered.Load(), b.busyFrom.Load()) > int64(silent) {
 		return false, false
 	}
-	b.inflight.Add(1)
+	if b.inflight.Add(1) == 1 {
+		b.busyFrom.Store(now) // a burst after a quiet spell is not silence
+	}
 	return true, probe
 }
 

@@ -129,7 +129,7 @@ func (rd *round) do(i int) reply {
 	node := rd.nodes[i]
 	b := &rd.r.breakers[i]
 	start := time.Now()
-	ok, probe := b.admit(int64(start.Sub(rd.r.epoch)), rd.timeout)
+	ok, probe := b.admit(int64(start.Sub(rd.r.epoch)), silence(&rd.r.rtt[i], rd.timeout))
 	if !ok {
 		return reply{err: &NodeError{Node: node.String(), Err: errNodeHung}, unasked: true}
 	}
