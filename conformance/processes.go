@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -250,15 +251,8 @@ func (r ProcessReport) String() string {
 	}
 	slices.Sort(kinds)
 	return fmt.Sprintf("%d acquisitions in %v (%.0f/s), %d failed attempts; faults: %s; %d overlaps, %d token regressions; %d register writes, %d lost, %d stale refused; longest without an acquisition %v",
-		r.Acquired, r.Took.Round(time.Millisecond), r.AcquiredPerSecond, r.Failed, cmpOrNone(strings.Join(kinds, ", ")),
+		r.Acquired, r.Took.Round(time.Millisecond), r.AcquiredPerSecond, r.Failed, cmp.Or(strings.Join(kinds, ", "), "none"),
 		r.Overlaps, r.Regressions, r.Writes, r.LostWrites, r.StaleRefused, r.LongestUnavailable.Round(time.Millisecond))
-}
-
-func cmpOrNone(s string) string {
-	if s == "" {
-		return "none"
-	}
-	return s
 }
 
 // runWorker is a worker process's life: contend until the deadline,

@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -50,26 +48,7 @@ func (c *cluster) memberDir(i int) string { return filepath.Join(c.dir, "etcd-"+
 // pid returns member i's PID if its process is alive (not a zombie) and
 // ours: recorded in its pidfile, with the member's dir as its cwd.
 func (c *cluster) pid(i int) (int, bool) {
-	b, err := os.ReadFile(filepath.Join(c.memberDir(i), "etcd.pid"))
-	if err != nil {
-		return 0, false
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || pid <= 0 {
-		return 0, false
-	}
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, false
-	}
-	if s := string(stat); strings.Contains(s[strings.LastIndexByte(s, ')')+1:], " Z ") {
-		return 0, false
-	}
-	cwd, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/cwd")
-	if err != nil || cwd != c.memberDir(i) {
-		return 0, false
-	}
-	return pid, true
+	return testenv.ServerPID(c.memberDir(i), "etcd.pid")
 }
 
 func (c *cluster) signal(t *testing.T, i int, sig syscall.Signal) int {

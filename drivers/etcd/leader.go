@@ -3,6 +3,7 @@ package etcd
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
@@ -25,6 +26,7 @@ const leaderRetry = 100 * time.Millisecond
 
 // leaderSearch is the routes' knowledge of the leader.
 type leaderSearch struct {
+	known  atomic.Uint64 // term, for the check at every response without the mutex
 	mu     sync.Mutex
 	term   uint64 // the raft term the leader was found in; 0: not yet
 	busy   bool   // a search is under way
@@ -52,6 +54,9 @@ func (rs *routes) interceptor() grpc.DialOption {
 // one the leader was found in and no search is under way.
 func (rs *routes) sawTerm(term uint64) {
 	ls := &rs.leader
+	if term <= ls.known.Load() {
+		return // every response but those of a new term: no lock taken
+	}
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	if term <= ls.term || ls.busy || ls.closed {
@@ -107,6 +112,7 @@ func (rs *routes) findLeader(ctx context.Context) bool {
 	ls := &rs.leader
 	ls.mu.Lock()
 	ls.term = max(ls.term, best.term)
+	ls.known.Store(ls.term)
 	ls.mu.Unlock()
 	return true
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"runtime"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -242,66 +241,6 @@ func BenchmarkAcquireRelease_parallel(b *testing.B) {
 	})
 }
 
-// handoff runs goroutines that take turns on one resource b.N times in all,
-// each holding it for hold, and reports the rates, the wait, and the gap of
-// a handoff: from the moment a holder starts to release to the moment
-// another goroutine has the resource.
-func handoff(b *testing.B, goroutines int, hold time.Duration, take func(ctx context.Context, g int) (release func() error, err error)) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	var (
-		left     atomic.Int64
-		last     atomic.Int64
-		handoffs atomic.Int64
-		wait     latency.Recorder
-		gap      latency.Recorder
-		released atomic.Int64 // when the last release began, in ns since start
-		maxWait  atomic.Int64
-		wg       sync.WaitGroup
-	)
-	left.Store(int64(b.N))
-	last.Store(-1)
-	b.ReportAllocs()
-	b.ResetTimer()
-	start := time.Now()
-	for g := range goroutines {
-		wg.Go(func() {
-			for left.Add(-1) >= 0 {
-				t0 := time.Now()
-				release, err := take(ctx, g)
-				if err != nil {
-					b.Error(err)
-					return
-				}
-				w := time.Since(t0)
-				wait.Add(w)
-				for m := maxWait.Load(); int64(w) > m && !maxWait.CompareAndSwap(m, int64(w)); m = maxWait.Load() {
-				}
-				if last.Swap(int64(g)) != int64(g) {
-					handoffs.Add(1)
-					if r := released.Load(); r > 0 {
-						gap.Add(time.Since(start) - time.Duration(r))
-					}
-				}
-				time.Sleep(hold)
-				released.Store(int64(time.Since(start)))
-				if err := release(); err != nil {
-					b.Error(err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	b.StopTimer()
-	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "acq/s")
-	b.ReportMetric(float64(handoffs.Load())/elapsed.Seconds(), "handoffs/s")
-	latency.Report(b, "wait-", "µs", &wait)
-	b.ReportMetric(float64(maxWait.Load())/1e6, "wait-max-ms")
-	latency.Report(b, "gap-", "µs", &gap)
-}
-
 func BenchmarkHandoff(b *testing.B) {
 	const (
 		goroutines = 8
@@ -325,7 +264,7 @@ func BenchmarkHandoff(b *testing.B) {
 			for _, c := range clients {
 				before = addStats(before, c.Stats())
 			}
-			handoff(b, goroutines, hold, func(ctx context.Context, g int) (func() error, error) {
+			latency.Handoff(b, goroutines, hold, func(ctx context.Context, g int) (func() error, error) {
 				l, err := clients[g%nclients].Acquire(ctx, key, poll)
 				if err != nil {
 					return nil, err
@@ -353,7 +292,7 @@ func BenchmarkHandoff(b *testing.B) {
 			conns[i] = c
 		}
 		const id = 4242
-		handoff(b, goroutines, hold, func(ctx context.Context, g int) (func() error, error) {
+		latency.Handoff(b, goroutines, hold, func(ctx context.Context, g int) (func() error, error) {
 			if _, err := conns[g].Exec(ctx, "SELECT pg_advisory_lock($1)", id); err != nil {
 				return nil, err
 			}

@@ -3,8 +3,6 @@ package zookeeper_test
 import (
 	"context"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -66,52 +64,6 @@ func BenchmarkAcquireRelease(b *testing.B) {
 	}
 }
 
-// handoff runs goroutines that take turns on one resource b.N times in
-// all, each holding it for hold, and reports acquisitions and handoffs
-// (acquisitions by another goroutine than the last) per second and the
-// wait's p50 and p99.
-func handoff(b *testing.B, goroutines int, hold time.Duration, take func(ctx context.Context, g int) (release func() error, err error)) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	var (
-		left, last, handoffs atomic.Int64
-		wait                 latency.Recorder
-		wg                   sync.WaitGroup
-	)
-	left.Store(int64(b.N))
-	last.Store(-1)
-	b.ReportAllocs()
-	b.ResetTimer()
-	start := time.Now()
-	for g := range goroutines {
-		wg.Go(func() {
-			for left.Add(-1) >= 0 {
-				t0 := time.Now()
-				release, err := take(ctx, g)
-				if err != nil {
-					b.Error(err)
-					return
-				}
-				wait.Add(time.Since(t0))
-				if last.Swap(int64(g)) != int64(g) {
-					handoffs.Add(1)
-				}
-				time.Sleep(hold)
-				if err := release(); err != nil {
-					b.Error(err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	b.StopTimer()
-	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "acq/s")
-	b.ReportMetric(float64(handoffs.Load())/elapsed.Seconds(), "handoffs/s")
-	latency.Report(b, "wait-", "µs", &wait)
-}
-
 func BenchmarkHandoffs(b *testing.B) {
 	const (
 		goroutines = 8
@@ -127,7 +79,7 @@ func BenchmarkHandoffs(b *testing.B) {
 		}
 		b.Run("driver/clients="+strconv.Itoa(nclients), func(b *testing.B) {
 			key := "handoff/" + randomHex(4)
-			handoff(b, goroutines, hold, func(ctx context.Context, g int) (func() error, error) {
+			latency.Handoff(b, goroutines, hold, func(ctx context.Context, g int) (func() error, error) {
 				l, err := clients[g%nclients].Acquire(ctx, key, poll)
 				if err != nil {
 					return nil, err
@@ -142,7 +94,7 @@ func BenchmarkHandoffs(b *testing.B) {
 		for i := range ls {
 			ls[i] = zk.NewLock(rawConn(b), path, zk.WorldACL(zk.PermAll))
 		}
-		handoff(b, goroutines, hold, func(ctx context.Context, g int) (func() error, error) {
+		latency.Handoff(b, goroutines, hold, func(ctx context.Context, g int) (func() error, error) {
 			if err := ls[g].Lock(); err != nil {
 				return nil, err
 			}

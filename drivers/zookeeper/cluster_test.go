@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"net"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -48,26 +47,7 @@ func (e *ensemble) memberDir(i int) string { return filepath.Join(e.dir, "zk"+st
 // pid returns member i's PID if its process is alive (not a zombie) and
 // ours: recorded in its pidfile, with the member's dir as its cwd.
 func (e *ensemble) pid(i int) (int, bool) {
-	b, err := os.ReadFile(filepath.Join(e.memberDir(i), "zookeeper.pid"))
-	if err != nil {
-		return 0, false
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || pid <= 0 {
-		return 0, false
-	}
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, false
-	}
-	if s := string(stat); strings.Contains(s[strings.LastIndexByte(s, ')')+1:], " Z ") {
-		return 0, false
-	}
-	cwd, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/cwd")
-	if err != nil || cwd != e.memberDir(i) {
-		return 0, false
-	}
-	return pid, true
+	return testenv.ServerPID(e.memberDir(i), "zookeeper.pid")
 }
 
 func (e *ensemble) signal(t testing.TB, i int, sig syscall.Signal) {
