@@ -1,0 +1,99 @@
+package mongodb_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/distlock/lock"
+	"github.com/distlock/lock/internal/testenv"
+)
+
+// TestTLSAndPassword runs on the FerretDB of
+// scripts/services.d/mongodb-tls.sh: TLS only, with the server's
+// certificate verified against the CA that script made, and passwords that
+// PostgreSQL checks behind FerretDB (DESIGN.md, "TLS and passwords"). The
+// driver works over it with the CA and the password; without the CA the
+// certificate is refused; a wrong password, or none, fails with an error
+// that says authentication failed; a connection without TLS fails. No error
+// or log line shows a password.
+func TestTLSAndPassword(t *testing.T) {
+	uri := testenv.Lookup(t, "DISTLOCK_MONGODB_TLS_URI")
+	// That FerretDB keeps its data in our PostgreSQL, which the postgres
+	// driver's tests restart: share it, as pgguard's tests do.
+	release, err := testenv.Hold(testenv.Postgres)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(release)
+	u, err := url.Parse(uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	password, _ := u.User.Password()
+	const wrong = "not-the-password-4711"
+	coll := "grants_" + randomHex(6)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+
+	var logs bytes.Buffer
+	try := func(uri string) error {
+		dsn := withParams(uri, "distlock_database", testDB, "distlock_collection", coll,
+			"serverSelectionTimeoutMS", "2000", "connectTimeoutMS", "2000")
+		c, err := lock.Open("mongodb", dsn)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		c.SetLogger(slog.New(slog.NewTextHandler(&logs, nil)))
+		l, err := c.TryAcquire(ctx, "tls")
+		if err != nil {
+			return err
+		}
+		return l.Release(ctx)
+	}
+	if err := try(uri); err != nil {
+		t.Fatalf("TLS with the CA and the password: %v", err)
+	}
+	admin := adminClient(t, uri)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := admin.Database(testDB).Collection(coll).Drop(ctx); err != nil {
+			t.Errorf("dropping collection %s: %v", coll, err)
+		}
+	})
+
+	vary := func(f func(q url.Values, u *url.URL)) string {
+		v := *u
+		q := v.Query()
+		f(q, &v)
+		v.RawQuery = q.Encode()
+		return v.String()
+	}
+	for _, c := range []struct {
+		name, uri, want string
+	}{
+		{"without the CA", vary(func(q url.Values, _ *url.URL) { q.Del("tlsCAFile") }), "certificate"},
+		{"a wrong password", vary(func(_ url.Values, u *url.URL) { u.User = url.UserPassword(u.User.Username(), wrong) }), "password authentication failed"},
+		{"no credentials", vary(func(q url.Values, u *url.URL) { u.User = nil; q.Del("authMechanism") }), "password authentication failed"},
+		{"without TLS", vary(func(q url.Values, _ *url.URL) { q.Del("tls"); q.Del("tlsCAFile") }), "connection closed"},
+	} {
+		err := try(c.uri)
+		switch {
+		case err == nil:
+			t.Errorf("%s: the connection was accepted", c.name)
+		case strings.Contains(err.Error(), password) || strings.Contains(err.Error(), wrong):
+			t.Errorf("%s: the error shows a password: %v", c.name, err)
+		case !strings.Contains(err.Error(), c.want):
+			t.Errorf("%s: %v, want an error about %q", c.name, err, c.want)
+		}
+	}
+	if s := logs.String(); strings.Contains(s, password) || strings.Contains(s, wrong) {
+		t.Errorf("the logs show a password:\n%s", s)
+	}
+}
