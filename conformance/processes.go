@@ -49,6 +49,14 @@ type Processes struct {
 	// breaks something (slows a link, resets connections) and mends it
 	// before it returns. They run on the test's goroutine.
 	Actions map[string]func(t *testing.T)
+
+	// Leftovers, if not nil, counts the locks the backend still holds on
+	// the run's keys (keys, rows with a live lease, nodes; not what a
+	// driver keeps by design, such as a key's fencing counter). It is
+	// called once the workers have ended, when every lock was released or
+	// given up; if anything is left then, it is called again a TTL and a
+	// half later, when nothing may be (see ProcessReport.LeftAfterTTL).
+	Leftovers func(t *testing.T) int
 }
 
 // ProcessReport is what a run of RunProcesses saw.
@@ -59,6 +67,9 @@ type ProcessReport struct {
 	Regressions        int            // tokens that did not grow (fenced drivers)
 	Writes, LostWrites int            // register writes under the lock, and those a concurrent holder overwrote
 	StaleRefused       int            // writes of a token older than the register's, refused (a paused holder's)
+	LeftoversCounted   bool           // Processes.Leftovers was given
+	LeftAtEnd          int            // locks the backend held when the workers had ended (a release that failed under a fault)
+	LeftAfterTTL       int            // and a TTL and a half later: a leak, unless 0
 	LongestUnavailable time.Duration  // the longest time without any acquisition
 	Report             string         // the offending holdings, if any
 	WorkerErrors       []string       // workers that did not finish cleanly
@@ -209,6 +220,14 @@ func RunProcesses(t *testing.T, p Processes) ProcessReport {
 	rep.Took = time.Since(start)
 	rep.Faults = faults
 	check(t, p, dir, &rep)
+	if p.Leftovers != nil {
+		rep.LeftoversCounted = true
+		rep.LeftAtEnd = p.Leftovers(t)
+		if rep.LeftAtEnd > 0 {
+			time.Sleep(p.TTL * 3 / 2)
+			rep.LeftAfterTTL = p.Leftovers(t)
+		}
+	}
 	return rep
 }
 
@@ -250,9 +269,13 @@ func (r ProcessReport) String() string {
 		kinds = append(kinds, fmt.Sprintf("%s %d", k, n))
 	}
 	slices.Sort(kinds)
-	return fmt.Sprintf("%d acquisitions in %v (%.0f/s), %d failed attempts; faults: %s; %d overlaps, %d token regressions; %d register writes, %d lost, %d stale refused; longest without an acquisition %v",
+	left := "not counted"
+	if r.LeftoversCounted {
+		left = fmt.Sprintf("%d at the end, %d a TTL later", r.LeftAtEnd, r.LeftAfterTTL)
+	}
+	return fmt.Sprintf("%d acquisitions in %v (%.0f/s), %d failed attempts; faults: %s; %d overlaps, %d token regressions; %d register writes, %d lost, %d stale refused; longest without an acquisition %v; locks left behind: %s",
 		r.Acquired, r.Took.Round(time.Millisecond), r.AcquiredPerSecond, r.Failed, cmp.Or(strings.Join(kinds, ", "), "none"),
-		r.Overlaps, r.Regressions, r.Writes, r.LostWrites, r.StaleRefused, r.LongestUnavailable.Round(time.Millisecond))
+		r.Overlaps, r.Regressions, r.Writes, r.LostWrites, r.StaleRefused, r.LongestUnavailable.Round(time.Millisecond), left)
 }
 
 // runWorker is a worker process's life: contend until the deadline,
@@ -357,7 +380,8 @@ func writeRegister(dir, key string, l *lock.Lock, margin, pause time.Duration) s
 }
 
 // nemesis breaks and mends on a random schedule until stop, on the test's
-// goroutine, and returns its actions by kind. It mends everything it broke
+// goroutine, and returns its actions by kind. It deals the kinds like
+// cards, every kind once before any twice, so that a short run sees each. It mends everything it broke
 // before it returns.
 func nemesis(t *testing.T, p Processes, dir string, workers []*exec.Cmd, stop time.Time) map[string]int {
 	done := make(map[string]int)
@@ -383,12 +407,18 @@ func nemesis(t *testing.T, p Processes, dir string, workers []*exec.Cmd, stop ti
 	}
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 	minority := max((nodes-1)/2, 1)
+	var deck []string
 	for {
 		time.Sleep(time.Duration(200+rng.IntN(600)) * time.Millisecond)
 		if time.Now().After(stop) {
 			return done
 		}
-		kind := kinds[rng.IntN(len(kinds))]
+		if len(deck) == 0 { // every kind once, in a random order, before any twice
+			deck = slices.Clone(kinds)
+			rng.Shuffle(len(deck), func(i, j int) { deck[i], deck[j] = deck[j], deck[i] })
+		}
+		kind := deck[len(deck)-1]
+		deck = deck[:len(deck)-1]
 		done[kind]++
 		switch kind {
 		case "hang-minority", "hang-majority":
@@ -501,7 +531,8 @@ func tailOf(b []byte, n int) string {
 }
 
 // RequireSafe fails t unless rep shows a safe lock: workers that finished,
-// acquisitions made, and no overlap, token regression or lost write.
+// acquisitions made, no overlap, token regression or lost write, and no
+// lock left behind a TTL after the run.
 func RequireSafe(t *testing.T, rep ProcessReport) {
 	t.Helper()
 	if len(rep.WorkerErrors) > 0 {
@@ -512,6 +543,9 @@ func RequireSafe(t *testing.T, rep ProcessReport) {
 	}
 	if rep.Overlaps != 0 || rep.Regressions != 0 || rep.LostWrites != 0 {
 		t.Errorf("%d overlaps, %d token regressions, %d lost writes:\n%s", rep.Overlaps, rep.Regressions, rep.LostWrites, rep.Report)
+	}
+	if rep.LeftAfterTTL != 0 {
+		t.Errorf("%d locks left behind a TTL and a half after the run", rep.LeftAfterTTL)
 	}
 }
 

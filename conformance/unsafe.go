@@ -3,8 +3,11 @@ package conformance
 import (
 	"context"
 	"errors"
+	"strings"
+	"testing"
 	"time"
 
+	"github.com/distlock/lock"
 	"github.com/distlock/lock/driver"
 )
 
@@ -46,4 +49,61 @@ func (s shortConn) Extend(ctx context.Context, key, value string, ttl time.Durat
 		return errors.ErrUnsupported
 	}
 	return e.Extend(ctx, key, value, max(ttl/s.shrink, 10*time.Millisecond))
+}
+
+// Leaky returns a deliberately leaky connector over c: its connections ask
+// the backend for a lease of a TTL times grow and never release one (a
+// release reports success and sends nothing), as a driver whose release
+// went to the wrong key would. It is for showing that RunProcesses's
+// Leftovers count catches locks left behind.
+func Leaky(c driver.Connector, grow int) driver.Connector {
+	return leakyConnector{c, time.Duration(max(grow, 1))}
+}
+
+type leakyConnector struct {
+	driver.Connector
+	grow time.Duration
+}
+
+func (l leakyConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	cn, err := l.Connector.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return leakyConn{cn, l.grow}, nil
+}
+
+type leakyConn struct {
+	driver.Conn
+	grow time.Duration
+}
+
+func (l leakyConn) Acquire(ctx context.Context, key, value string, ttl time.Duration) (driver.Lease, error) {
+	return l.Conn.Acquire(ctx, key, value, ttl*l.grow)
+}
+
+func (leakyConn) Release(context.Context, string, string) error { return nil }
+
+// RequireLeftoversSeen shows that leftovers counts what it should: it runs
+// two worker processes briefly on connect's connector made Leaky (leases
+// of ten TTLs, never released), and fails t unless leftovers still counts
+// locks a TTL and a half after the run. A count that sees nothing checks
+// nothing. Call it in a test of its own (or a subtest), since
+// RunProcesses reruns the calling test in its workers.
+func RequireLeftoversSeen(t *testing.T, connect func(t testing.TB) driver.Connector, leftovers func(t *testing.T) int) {
+	t.Helper()
+	rep := RunProcesses(t, Processes{
+		Open:      func(t testing.TB) *lock.Client { return lock.OpenConnector(Leaky(connect(t), 10)) },
+		Workers:   2,
+		Duration:  2 * time.Second,
+		TTL:       500 * time.Millisecond,
+		Leftovers: leftovers,
+	})
+	t.Log(rep)
+	if len(rep.WorkerErrors) > 0 {
+		t.Errorf("workers failed:\n%s", strings.Join(rep.WorkerErrors, "\n"))
+	}
+	if rep.LeftAfterTTL == 0 {
+		t.Errorf("locks leased for ten TTLs and never released: none counted a TTL after the run (%v)", rep)
+	}
 }

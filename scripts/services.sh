@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/services.sh - throwaway backing services for distlock tests.
 #
-# Usage: scripts/services.sh up|down|env|status|restart-postgres|start-redis
+# Usage: scripts/services.sh up|down|env|status|restart-postgres|start-redis|start-ferretdb
 #
 #   up      Start 5 independent redis-server instances (127.0.0.1:7001-7005),
 #           a throwaway PostgreSQL cluster (127.0.0.1:55432, database
@@ -22,6 +22,9 @@
 #           nothing else: for the Redis fault tests, which kill servers
 #           while other packages' fault tests have etcd or ZooKeeper
 #           members down on purpose, which `up` would start again.
+#   start-ferretdb
+#           Start our FerretDB if it is not running (its data kept), and
+#           nothing else: for the MongoDB driver's fault runs, which kill it.
 #
 # Everything lives under ${DISTLOCK_SERVICES_DIR:-/tmp/distlock-services}:
 #   redis-700N/{redis.pid,redis.log,launch.log}  one dir per redis (its cwd);
@@ -100,6 +103,8 @@ commands:
           stop our postgres (fast shutdown) and start it again
   start-redis
           start our redis-servers that are down, and nothing else
+  start-ferretdb
+          start our ferretdb if it is down (data kept), and nothing else
 EOF
 }
 
@@ -700,6 +705,18 @@ cmd_start_redis() {
 	done
 }
 
+# cmd_start_ferretdb: start our FerretDB if it is down (the state dir must
+# exist: `up` made it), and nothing else.
+cmd_start_ferretdb() {
+	ferret_build
+	with_lock
+	[[ -e $MARKER ]] || die "no services are up (no $MARKER); start them with: scripts/services.sh up"
+	ferret_our_pid || ! port_open "$MONGO_PORT" ||
+		port_conflict "$MONGO_PORT" "no live pidfile in $FERRET_DIR"
+	ferret_start
+	ferret_wait
+}
+
 cmd_env() {
 	printf 'export DISTLOCK_SERVICES_DIR=%s\n' "$(shell_quote "$STATE")"
 	printf 'export DISTLOCK_REDIS_ADDRS=%s\n' "$(shell_quote "$REDIS_ADDRS")"
@@ -773,6 +790,7 @@ main() {
 	status) cmd_status ;;
 	restart-postgres) cmd_restart_postgres ;;
 	start-redis) cmd_start_redis ;;
+	start-ferretdb) cmd_start_ferretdb ;;
 	-h | --help | help) usage ;;
 	*)
 		log "unknown command: $1"

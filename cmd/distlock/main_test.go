@@ -25,8 +25,8 @@ import (
 var binary string
 
 // TestMain builds the command, then runs the tests holding the Redis
-// servers alone (the lost-lock test hangs some of them) and PostgreSQL
-// shared (so that no other package restarts it meanwhile), and checks that
+// servers alone (the lost-lock test hangs some of them), PostgreSQL and
+// MongoDB shared (so that no other package restarts them meanwhile), and checks that
 // no goroutine was left behind. (testenv.Main would exit before the
 // binary's directory is removed.)
 func TestMain(m *testing.M) {
@@ -51,7 +51,7 @@ func TestMain(m *testing.M) {
 
 // runHolding runs the tests holding the servers they use.
 func runHolding(m *testing.M) int {
-	release, err := testenv.Hold(testenv.Redis, testenv.Postgres)
+	release, err := testenv.Hold(testenv.Redis, testenv.Postgres, testenv.MongoDB)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "testenv:", err)
 		return 1

@@ -3,7 +3,9 @@ package mongodb_test
 import (
 	"testing"
 
-	"go.uber.org/goleak"
+	"github.com/distlock/lock/internal/testenv"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// The fault run (processes_test.go) kills and restarts FerretDB: no other
+// package's tests use it meanwhile.
+func TestMain(m *testing.M) { testenv.Main(m, testenv.MongoDBAlone) }

@@ -2,35 +2,141 @@ package mongodb_test
 
 import (
 	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/distlock/lock"
 	"github.com/distlock/lock/conformance"
+	"github.com/distlock/lock/driver"
+	"github.com/distlock/lock/drivers/mongodb"
+	"github.com/distlock/lock/internal/testenv"
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
 
 // Worker processes contend on one collection while the nemesis pauses
-// holders past their TTL: no overlap, no token regression, no lost write.
+// holders past their TTL and kills FerretDB (SIGKILL, a crash) and starts
+// it again on the same data: no overlap, no token regression, no lost
+// write, no grant live a TTL after the run. And the count of live grants
+// sees a leaky variant's.
 func TestProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs worker processes and a nemesis")
 	}
 	uri := server(t)
-	coll := conformance.SharedName("distlock_procs_")
-	if !conformance.InWorker() {
-		t.Cleanup(func() { adminClient(t, uri).Database(testDB).Collection(coll).Drop(context.Background()) })
-	}
-	dsn := withParams(uri, "distlock_database", testDB, "distlock_collection", coll)
-	rep := conformance.RunProcesses(t, conformance.Processes{
-		Open: func(t testing.TB) *lock.Client {
-			c, err := lock.Open("mongodb", dsn)
+	t.Run("safe", func(t *testing.T) {
+		coll := conformance.SharedName("distlock_procs_")
+		dsn := withParams(uri, "distlock_database", testDB, "distlock_collection", coll)
+		p := conformance.Processes{
+			Open: func(t testing.TB) *lock.Client {
+				c, err := lock.Open("mongodb", dsn)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return c
+			},
+			Duration: conformance.SoakDuration(8 * time.Second), TTL: 2 * time.Second, Fenced: true, PauseHolders: true,
+		}
+		if !conformance.InWorker() {
+			grants := procsCollection(t, uri, coll)
+			p.Actions = map[string]func(*testing.T){"restart-ferretdb": restartFerretDB}
+			p.Leftovers = func(t *testing.T) int { return liveGrants(t, grants) }
+		}
+		rep := conformance.RunProcesses(t, p)
+		t.Log(rep)
+		conformance.RequireSafe(t, rep)
+	})
+	t.Run("leaky", func(t *testing.T) {
+		coll := conformance.SharedName("distlock_procs_leaky_")
+		dsn := withParams(uri, "distlock_database", testDB, "distlock_collection", coll)
+		var live func(*testing.T) int
+		if !conformance.InWorker() {
+			grants := procsCollection(t, uri, coll)
+			live = func(t *testing.T) int { return liveGrants(t, grants) }
+		}
+		conformance.RequireLeftoversSeen(t, func(t testing.TB) driver.Connector {
+			cn, err := mongodb.Driver{}.OpenConnector(dsn)
 			if err != nil {
 				t.Fatal(err)
 			}
-			return c
-		},
-		Duration: conformance.SoakDuration(8 * time.Second), TTL: 2 * time.Second, Fenced: true, PauseHolders: true,
+			return cn
+		}, live)
 	})
-	t.Log(rep)
-	conformance.RequireSafe(t, rep)
+}
+
+// procsCollection is a fault run's grants collection, dropped when the
+// test ends.
+func procsCollection(t *testing.T, uri, coll string) *mongo.Collection {
+	grants := adminClient(t, uri).Database(testDB).Collection(coll)
+	t.Cleanup(func() { grants.Drop(context.Background()) })
+	return grants
+}
+
+// restartFerretDB kills our FerretDB (SIGKILL: no clean shutdown) and
+// starts it again on the same data with scripts/services.sh.
+func restartFerretDB(t *testing.T) {
+	dir := filepath.Join(os.Getenv("DISTLOCK_SERVICES_DIR"), "ferretdb")
+	pid, ok := testenv.ServerPID(dir, "ferretdb.pid")
+	if !ok {
+		t.Fatalf("no live FerretDB of ours in %s", dir)
+	}
+	syscall.Kill(pid, syscall.SIGKILL)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, alive := testenv.ServerPID(dir, "ferretdb.pid"); !alive {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("FerretDB (pid %d) still alive 10s after SIGKILL", pid)
+		}
+	}
+	script, err := filepath.Abs("../../scripts/services.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(script, "start-ferretdb").CombinedOutput(); err != nil {
+		t.Fatalf("services.sh start-ferretdb: %v\n%s", err, out)
+	}
+}
+
+// liveGrants counts the keys in grants whose latest grant (the highest
+// fence: a release inserts a released successor, see DESIGN.md) is neither
+// released nor expired; FerretDB runs on this machine's clock.
+func liveGrants(t *testing.T, grants *mongo.Collection) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cur, err := grants.Find(ctx, bson.D{{Key: "key", Value: bson.D{{Key: "$exists", Value: true}}}},
+		options.Find().SetProjection(bson.D{{Key: "key", Value: 1}, {Key: "fence", Value: 1}, {Key: "released", Value: 1}, {Key: "expires", Value: 1}}))
+	if err != nil {
+		t.Errorf("counting leftovers: %v", err)
+		return 0
+	}
+	var all []struct {
+		Key      string        `bson:"key"`
+		Fence    int64         `bson:"fence"`
+		Released bool          `bson:"released"`
+		Expires  bson.DateTime `bson:"expires"`
+	}
+	if err := cur.All(ctx, &all); err != nil {
+		t.Errorf("counting leftovers: %v", err)
+		return 0
+	}
+	latest := make(map[string]int)
+	for i, g := range all {
+		if j, ok := latest[g.Key]; !ok || all[j].Fence < g.Fence {
+			latest[g.Key] = i
+		}
+	}
+	now := bson.NewDateTimeFromTime(time.Now())
+	n := 0
+	for _, i := range latest {
+		if !all[i].Released && all[i].Expires > now {
+			n++
+		}
+	}
+	return n
 }

@@ -37,13 +37,19 @@ func servers(t testing.TB) []string {
 func dsn(t testing.TB, kv ...string) (string, string) {
 	t.Helper()
 	root := "/distlock-test/" + randomHex(4)
+	return dsnAt(t, root, kv...), root
+}
+
+// dsnAt is dsn with the chroot root.
+func dsnAt(t testing.TB, root string, kv ...string) string {
+	t.Helper()
 	q := url.Values{}
 	q.Set("member_timeout", memberTimeout.String())
 	q.Set("request_timeout", requestTimeout.String())
 	for i := 0; i+1 < len(kv); i += 2 {
 		q.Set(kv[i], kv[i+1])
 	}
-	return "zk://" + strings.Join(servers(t), ",") + root + "?" + q.Encode(), root
+	return "zk://" + strings.Join(servers(t), ",") + root + "?" + q.Encode()
 }
 
 func randomHex(n int) string {

@@ -12,8 +12,9 @@ import (
 )
 
 // The Redis case talks to every test server: it holds them exclusively,
-// as the Redis drivers' fault tests do.
-func TestMain(m *testing.M) { testenv.Main(m, testenv.Redis, testenv.Postgres) }
+// as the Redis drivers' fault tests do; PostgreSQL and MongoDB shared, so
+// that no other package's fault tests restart them meanwhile.
+func TestMain(m *testing.M) { testenv.Main(m, testenv.Redis, testenv.Postgres, testenv.MongoDB) }
 
 // TestRun runs the example on each backend it names: a lock with a token
 // and a holder that Inspect recognises, then three TTLs under Do, which

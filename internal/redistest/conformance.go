@@ -11,6 +11,7 @@ import (
 	"github.com/distlock/lock/conformance"
 	"github.com/distlock/lock/driver"
 	"github.com/distlock/lock/internal/testenv"
+	"github.com/gomodule/redigo/redis"
 )
 
 // Main runs a package's tests holding the Redis servers exclusively (see
@@ -62,39 +63,88 @@ func harness(name string, d driver.Driver, addrs []string, query string, faults 
 // worker processes contend while the nemesis hangs minorities and
 // majorities, kills minorities (restarted after a TTL, empty), and pauses
 // holders past their TTL. It requires no overlap, no token regression, no
-// lost write; and that the same run on a deliberately unsafe variant (a
-// backend lease a twentieth of the TTL the client believes) is caught.
+// lost write, no lock key left a TTL after the run; that the same run on a
+// deliberately unsafe variant (a backend lease a twentieth of the TTL the
+// client believes) is caught; and that the count of leftovers sees a leaky
+// variant's locks (leased for ten TTLs, never released).
 func Processes(t *testing.T, name string, d driver.Driver, run time.Duration) {
 	addrs := Servers(t)
-	dsn := DSN(addrs, testQuery+"&fencing=true&key_prefix=procs:")
-	open := func(unsafe bool) func(testing.TB) *lock.Client {
+	open := func(dsn string, wrap func(driver.Connector) driver.Connector) func(testing.TB) *lock.Client {
 		return func(t testing.TB) *lock.Client {
 			cn, err := d.OpenConnector(dsn)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if unsafe {
-				cn = conformance.ShortLease(cn, 20)
-			}
-			return lock.OpenConnector(cn)
+			return lock.OpenConnector(wrap(cn))
 		}
 	}
+	same := func(c driver.Connector) driver.Connector { return c }
 	t.Run("safe", func(t *testing.T) {
+		prefix := conformance.SharedName("procs-") + ":"
 		rep := conformance.RunProcesses(t, conformance.Processes{
-			Open: open(false), Duration: run, TTL: time.Second, Fenced: true,
+			Open:     open(DSN(addrs, testQuery+"&fencing=true&key_prefix="+prefix), same),
+			Duration: run, TTL: time.Second, Fenced: true,
 			Faults: NewFaults(t, 5), Majority: true, PauseHolders: true,
+			Leftovers: func(t *testing.T) int { return heldKeys(t, addrs, prefix) },
 		})
 		t.Log(rep)
 		conformance.RequireSafe(t, rep)
 	})
 	t.Run("unsafe", func(t *testing.T) {
+		prefix := conformance.SharedName("procs-unsafe-") + ":"
 		rep := conformance.RunProcesses(t, conformance.Processes{
-			Open: open(true), Duration: min(run, 15*time.Second), TTL: time.Second, Fenced: true, // caught in seconds: soak runs need not repeat it
+			Open:     open(DSN(addrs, testQuery+"&fencing=true&key_prefix="+prefix), func(c driver.Connector) driver.Connector { return conformance.ShortLease(c, 20) }),
+			Duration: min(run, 15*time.Second), TTL: time.Second, Fenced: true, // caught in seconds: soak runs need not repeat it
 			PauseHolders: true, // every action pauses a holder: the unsafe lease shows
 		})
 		t.Log(rep)
 		conformance.RequireCaught(t, rep)
 	})
+	t.Run("leaky", func(t *testing.T) {
+		prefix := conformance.SharedName("procs-leaky-") + ":"
+		dsn := DSN(addrs, testQuery+"&key_prefix="+prefix)
+		conformance.RequireLeftoversSeen(t, func(t testing.TB) driver.Connector {
+			cn, err := d.OpenConnector(dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return cn
+		}, func(t *testing.T) int { return heldKeys(t, addrs, prefix) })
+	})
+}
+
+// heldKeys counts the lock keys under prefix on the servers at addrs (a
+// key held on several nodes counts once per node); fencing counters, kept
+// by design, do not count.
+func heldKeys(t *testing.T, addrs []string, prefix string) int {
+	t.Helper()
+	n := 0
+	for _, a := range addrs {
+		c, err := redis.Dial("tcp", a, redis.DialConnectTimeout(5*time.Second), redis.DialReadTimeout(5*time.Second))
+		if err != nil {
+			t.Errorf("counting leftovers on %s: %v", a, err)
+			continue
+		}
+		cursor := 0
+		for {
+			v, err := redis.Values(c.Do("SCAN", cursor, "MATCH", prefix+"{*}", "COUNT", 1000))
+			if err != nil {
+				t.Errorf("counting leftovers on %s: %v", a, err)
+				break
+			}
+			keys, _ := redis.Strings(v[1], nil)
+			for _, k := range keys {
+				if !strings.HasSuffix(k, ":fence") {
+					n++
+				}
+			}
+			if cursor, _ = redis.Int(v[0], nil); cursor == 0 {
+				break
+			}
+		}
+		c.Close()
+	}
+	return n
 }
 
 // TLSAndAuth checks the Redlock driver registered as name on a server of

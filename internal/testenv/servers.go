@@ -33,6 +33,14 @@ var (
 	// restart it.
 	PostgresAlone = Servers{"postgres", true}
 
+	// MongoDB shares the MongoDB server (FerretDB) with other packages'
+	// tests, but not with one that holds MongoDBAlone.
+	MongoDB = Servers{"mongodb", false}
+
+	// MongoDBAlone holds the MongoDB server alone, for tests that kill and
+	// restart it.
+	MongoDBAlone = Servers{"mongodb", true}
+
 	// Etcd and ZooKeeper hold their three-member clusters alone: their
 	// drivers' fault tests kill and hang members.
 	Etcd      = Servers{"etcd", true}
