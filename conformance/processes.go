@@ -29,8 +29,8 @@ type Processes struct {
 	// Open opens a client in a worker process. Required.
 	Open func(t testing.TB) *lock.Client
 
-	Workers  int           // processes contending; default 4 (8 in a soak run)
-	Keys     int           // keys they contend for; default 2 (8 in a soak run)
+	Workers  int           // processes contending; default 4
+	Keys     int           // keys they contend for; default 2
 	Duration time.Duration // of the contention; default 10s
 	TTL      time.Duration // of every lock; default 2s
 	Fenced   bool          // the driver issues fencing tokens: check their order
@@ -232,19 +232,11 @@ func RunProcesses(t *testing.T, p Processes) ProcessReport {
 }
 
 func (p Processes) withDefaults() Processes {
-	// A soak run (DISTLOCK_SOAK) has twice the workers on four times the
-	// keys, for more acquisitions: 8 processes on 8 keys.
 	if p.Workers <= 0 {
 		p.Workers = 4
-		if soaking() {
-			p.Workers = 8
-		}
 	}
 	if p.Keys <= 0 {
 		p.Keys = 2
-		if soaking() {
-			p.Keys = 8
-		}
 	}
 	if p.Duration <= 0 {
 		p.Duration = 10 * time.Second
@@ -573,16 +565,10 @@ func RequireCaught(t *testing.T, rep ProcessReport) {
 // instance 5m), or short when it is unset: fault runs are short in
 // make test and CI, and long only when asked for.
 func SoakDuration(short time.Duration) time.Duration {
-	if d, ok := soak(); ok {
-		return d
+	if s := os.Getenv("DISTLOCK_SOAK"); s != "" {
+		if d, err := time.ParseDuration(s); err == nil && d > 0 {
+			return d
+		}
 	}
 	return short
 }
-
-// soak returns DISTLOCK_SOAK's duration, if it names one.
-func soak() (time.Duration, bool) {
-	d, err := time.ParseDuration(os.Getenv("DISTLOCK_SOAK"))
-	return d, err == nil && d > 0
-}
-
-func soaking() bool { _, ok := soak(); return ok }
