@@ -198,6 +198,9 @@ func RunProcesses(t *testing.T, p Processes) ProcessReport {
 		}
 		defer out.Close()
 		cmd.Stdout, cmd.Stderr = out, out
+		// Should the test process die (a timeout, a kill), so do its
+		// workers, even one the nemesis left stopped.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 		if err := cmd.Start(); err != nil {
 			t.Fatalf("starting worker %d: %v", i, err)
 		}
