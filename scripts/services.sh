@@ -179,6 +179,42 @@ wait_pid_exit() {
 	done
 }
 
+# stop_pid WHAT PID: stops PID (one of ours, named WHAT in messages):
+# SIGTERM, and SIGCONT in case a fault test SIGSTOPped it; SIGKILL if it
+# has not exited 10s later. Fails if it is still alive 5s after that.
+stop_pid() {
+	local what=$1 pid=$2
+	kill -TERM "$pid" 2>/dev/null || true
+	kill -CONT "$pid" 2>/dev/null || true
+	wait_pid_exit "$pid" 10 && return 0
+	log "$what (pid $pid) ignored SIGTERM for 10s, sending SIGKILL"
+	kill -KILL "$pid" 2>/dev/null || true
+	wait_pid_exit "$pid" 5 || { log "could not stop $what (pid $pid)"; return 1; }
+}
+
+# tls_certs DIR CA_NAME: a CA (DIR/ca.pem, ca.key) and a server
+# certificate it signed for $HOST (DIR/server.crt, server.key), made with
+# openssl unless all are there; each file appears whole (a rename).
+tls_certs() {
+	local d=$1 name=$2
+	[[ -f $d/ca.pem && -f $d/server.crt && -f $d/server.key ]] && return 0
+	mkdir -p "$d"
+	openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=$name" \
+		-keyout "$d/ca.key" -out "$d/ca.pem.tmp" >/dev/null 2>&1 || die "openssl: CA"
+	openssl req -newkey rsa:2048 -nodes -subj "/CN=$HOST" \
+		-keyout "$d/server.key.tmp" -out "$d/server.csr" >/dev/null 2>&1 || die "openssl: CSR"
+	printf 'subjectAltName=IP:%s\n' "$HOST" >"$d/san.ext"
+	openssl x509 -req -in "$d/server.csr" -CA "$d/ca.pem.tmp" -CAkey "$d/ca.key" \
+		-CAcreateserial -days 3650 -extfile "$d/san.ext" -out "$d/server.crt.tmp" >/dev/null 2>&1 ||
+		die "openssl: server certificate"
+	chmod 0755 "$d"
+	chmod 0600 "$d/ca.key" "$d/server.key.tmp"
+	chmod 0644 "$d/ca.pem.tmp" "$d/server.crt.tmp"
+	mv -f "$d/server.key.tmp" "$d/server.key"
+	mv -f "$d/server.crt.tmp" "$d/server.crt"
+	mv -f "$d/ca.pem.tmp" "$d/ca.pem"
+}
+
 print_log_tail() {
 	if [[ -s $1 ]]; then
 		log "last lines of $1:"
@@ -282,13 +318,7 @@ redis_stop() {
 	[[ -d $dir ]] || return 0
 	if redis_our_pid "$port"; then
 		pid=$OUR_PID
-		kill -TERM "$pid" 2>/dev/null || true
-		kill -CONT "$pid" 2>/dev/null || true # in case a fault test SIGSTOPped it
-		if ! wait_pid_exit "$pid" 10; then
-			log "redis $port (pid $pid) ignored SIGTERM for 10s, sending SIGKILL"
-			kill -KILL "$pid" 2>/dev/null || true
-			wait_pid_exit "$pid" 5 || die "could not stop redis $port (pid $pid)"
-		fi
+		stop_pid "redis $port" "$pid" || exit 1
 		log "redis $HOST:$port stopped (pid $pid)"
 	fi
 	rm -f "$dir/redis.pid"
@@ -553,13 +583,7 @@ ferret_stop() {
 	[[ -d $FERRET_DIR ]] || return 0
 	if ferret_our_pid; then
 		pid=$OUR_PID
-		kill -TERM "$pid" 2>/dev/null || true
-		kill -CONT "$pid" 2>/dev/null || true # in case a fault test SIGSTOPped it
-		if ! wait_pid_exit "$pid" 10; then
-			log "ferretdb (pid $pid) ignored SIGTERM for 10s, sending SIGKILL"
-			kill -KILL "$pid" 2>/dev/null || true
-			wait_pid_exit "$pid" 5 || die "could not stop ferretdb (pid $pid)"
-		fi
+		stop_pid ferretdb "$pid" || exit 1
 		log "ferretdb $HOST:$MONGO_PORT stopped (pid $pid)"
 	fi
 	rm -f "$FERRET_DIR/ferretdb.pid"

@@ -214,13 +214,7 @@ etcd_stop() {
 		[[ -d $dir ]] || continue
 		if etcd_our_pid "$i"; then
 			pid=$OUR_PID
-			kill -TERM "$pid" 2>/dev/null || true
-			kill -CONT "$pid" 2>/dev/null || true # in case a fault test SIGSTOPped it
-			if ! wait_pid_exit "$pid" 10; then
-				log "etcd member $i (pid $pid) ignored SIGTERM for 10s, sending SIGKILL"
-				kill -KILL "$pid" 2>/dev/null || true
-				wait_pid_exit "$pid" 5 || { log "could not stop etcd member $i (pid $pid)"; return 1; }
-			fi
+			stop_pid "etcd member $i" "$pid" || return 1
 			log "etcd member $i $HOST:${ETCD_CLIENT_PORTS[$((i - 1))]} stopped (pid $pid)"
 		fi
 		rm -f "$dir/etcd.pid"

@@ -54,32 +54,12 @@ mongotls_preflight() {
 		port_conflict "$MONGOTLS_PORT" "no live pidfile in $MONGOTLS_DIR"
 }
 
-# mongotls_certs: a CA and a server certificate for $HOST, unless present.
-mongotls_certs() {
-	local d=$MONGOTLS_CERTS
-	[[ -f $d/ca.pem && -f $d/server.crt && -f $d/server.key ]] && return 0
-	mkdir -p "$d"
-	openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=distlock test CA (mongodb)" \
-		-keyout "$d/ca.key" -out "$d/ca.pem.tmp" >/dev/null 2>&1 || die "openssl: CA"
-	openssl req -newkey rsa:2048 -nodes -subj "/CN=$HOST" \
-		-keyout "$d/server.key.tmp" -out "$d/server.csr" >/dev/null 2>&1 || die "openssl: CSR"
-	printf 'subjectAltName=IP:%s\n' "$HOST" >"$d/san.ext"
-	openssl x509 -req -in "$d/server.csr" -CA "$d/ca.pem.tmp" -CAkey "$d/ca.key" \
-		-CAcreateserial -days 3650 -extfile "$d/san.ext" -out "$d/server.crt.tmp" >/dev/null 2>&1 ||
-		die "openssl: server certificate"
-	chmod 0600 "$d/ca.key" "$d/server.key.tmp"
-	chmod 0644 "$d/ca.pem.tmp" "$d/server.crt.tmp"
-	mv -f "$d/server.key.tmp" "$d/server.key"
-	mv -f "$d/server.crt.tmp" "$d/server.crt"
-	mv -f "$d/ca.pem.tmp" "$d/ca.pem"
-}
-
 mongotls_start() {
 	MONGOTLS_STARTED=""
 	mongotls_our_pid && return 0
 	rm -f "$MONGOTLS_DIR/ferretdb.pid"
 	port_open "$MONGOTLS_PORT" && port_conflict "$MONGOTLS_PORT" "no live pidfile in $MONGOTLS_DIR"
-	mongotls_certs
+	tls_certs "$MONGOTLS_CERTS" "distlock test CA (mongodb)"
 	(cd "$MONGOTLS_DIR" && exec setsid "$FERRET_BIN" -listen "" -listen-tls "$HOST:$MONGOTLS_PORT" \
 		-tls-cert tls/server.crt -tls-key tls/server.key -handler postgresql \
 		-postgresql-url "postgres://$MONGOTLS_USER@$HOST:$PG_PORT/$MONGOTLS_DB?sslmode=disable" \
@@ -133,13 +113,7 @@ mongotls_stop() {
 	local pid
 	mongotls_our_pid || return 0
 	pid=$OUR_PID
-	kill -TERM "$pid" 2>/dev/null || true
-	kill -CONT "$pid" 2>/dev/null || true
-	if ! wait_pid_exit "$pid" 10; then
-		log "ferretdb (TLS) (pid $pid) ignored SIGTERM for 10s, sending SIGKILL"
-		kill -KILL "$pid" 2>/dev/null || true
-		wait_pid_exit "$pid" 5 || die "could not stop ferretdb (TLS) (pid $pid)"
-	fi
+	stop_pid "ferretdb (TLS)" "$pid" || exit 1
 	rm -f "$MONGOTLS_DIR/ferretdb.pid"
 	log "ferretdb (TLS) $HOST:$MONGOTLS_PORT stopped (pid $pid)"
 }

@@ -23,23 +23,13 @@ pgtls_prepare() {
 }
 
 pgtls_certs() {
-	[[ -f $PGTLS_DIR/ca.pem && -f $PG_DATA/server.crt && -f $PG_DATA/server.key ]] && return 0
-	mkdir -p "$PGTLS_DIR"
-	openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=distlock test CA" \
-		-keyout "$PGTLS_DIR/ca.key" -out "$PGTLS_DIR/ca.pem" >/dev/null 2>&1 || die "openssl: CA"
-	openssl req -newkey rsa:2048 -nodes -subj "/CN=$HOST" \
-		-keyout "$PGTLS_DIR/server.key" -out "$PGTLS_DIR/server.csr" >/dev/null 2>&1 || die "openssl: CSR"
-	printf 'subjectAltName=IP:%s\n' "$HOST" >"$PGTLS_DIR/san.ext"
-	openssl x509 -req -in "$PGTLS_DIR/server.csr" -CA "$PGTLS_DIR/ca.pem" -CAkey "$PGTLS_DIR/ca.key" \
-		-CAcreateserial -days 3650 -extfile "$PGTLS_DIR/san.ext" -out "$PGTLS_DIR/server.crt" >/dev/null 2>&1 ||
-		die "openssl: server certificate"
+	[[ -f $PG_DATA/server.crt && -f $PG_DATA/server.key && -f $PGTLS_DIR/ca.pem ]] && return 0
+	tls_certs "$PGTLS_DIR" "distlock test CA"
 	install -m 0600 "$PGTLS_DIR/server.crt" "$PG_DATA/server.crt"
 	install -m 0600 "$PGTLS_DIR/server.key" "$PG_DATA/server.key"
 	if [[ $EUID -eq 0 ]]; then
 		chown "$(stat -c %U "$PG_DATA"):" "$PG_DATA/server.crt" "$PG_DATA/server.key"
 	fi
-	chmod 0755 "$PGTLS_DIR"
-	chmod 0644 "$PGTLS_DIR/ca.pem"
 }
 
 pgtls_wait() {

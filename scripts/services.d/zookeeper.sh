@@ -175,13 +175,7 @@ zookeeper_stop() {
 	for n in 1 2 3; do
 		zk_our_pid "$n" || continue
 		pid=$OUR_PID
-		kill -TERM "$pid" 2>/dev/null || true
-		kill -CONT "$pid" 2>/dev/null || true # in case a fault test SIGSTOPped it
-		if ! wait_pid_exit "$pid" 10; then
-			log "zookeeper member $n (pid $pid) ignored SIGTERM for 10s, sending SIGKILL"
-			kill -KILL "$pid" 2>/dev/null || true
-			wait_pid_exit "$pid" 5 || die "could not stop zookeeper member $n (pid $pid)"
-		fi
+		stop_pid "zookeeper member $n" "$pid" || exit 1
 		log "zookeeper member $n $HOST:${ZK_CLIENT_PORTS[n - 1]} stopped (pid $pid)"
 	done
 	rm -f "$ZK_DIR"/zk*/zookeeper.pid
