@@ -18,20 +18,21 @@ import (
 // suite) catches an unsafe driver under the same faults as the safe ones:
 // a holder paused past the short lease overlaps the next.
 func ShortLease(c driver.Connector, shrink int) driver.Connector {
-	return shortConnector{c, time.Duration(max(shrink, 1))}
+	return wrapped{c, func(cn driver.Conn) driver.Conn { return shortConn{cn, time.Duration(max(shrink, 1))} }}
 }
 
-type shortConnector struct {
-	driver.Connector
-	shrink time.Duration
+// wrapped is a connector whose connections wrap makes from c's.
+type wrapped struct {
+	c    driver.Connector
+	wrap func(driver.Conn) driver.Conn
 }
 
-func (s shortConnector) Connect(ctx context.Context) (driver.Conn, error) {
-	cn, err := s.Connector.Connect(ctx)
+func (w wrapped) Connect(ctx context.Context) (driver.Conn, error) {
+	cn, err := w.c.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return shortConn{cn, s.shrink}, nil
+	return w.wrap(cn), nil
 }
 
 type shortConn struct {
@@ -57,20 +58,7 @@ func (s shortConn) Extend(ctx context.Context, key, value string, ttl time.Durat
 // went to the wrong key would. It is for showing that RunProcesses's
 // Leftovers count catches locks left behind.
 func Leaky(c driver.Connector, grow int) driver.Connector {
-	return leakyConnector{c, time.Duration(max(grow, 1))}
-}
-
-type leakyConnector struct {
-	driver.Connector
-	grow time.Duration
-}
-
-func (l leakyConnector) Connect(ctx context.Context) (driver.Conn, error) {
-	cn, err := l.Connector.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return leakyConn{cn, l.grow}, nil
+	return wrapped{c, func(cn driver.Conn) driver.Conn { return leakyConn{cn, time.Duration(max(grow, 1))} }}
 }
 
 type leakyConn struct {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/distlock/lock"
+	"github.com/distlock/lock/drivers/internal/secrettest"
 	"github.com/distlock/lock/internal/testenv"
 )
 
@@ -68,31 +69,12 @@ func TestTLSAndPassword(t *testing.T) {
 		}
 	})
 
-	vary := func(f func(q url.Values, u *url.URL)) string {
-		v := *u
-		q := v.Query()
-		f(q, &v)
-		v.RawQuery = q.Encode()
-		return v.String()
-	}
-	for _, c := range []struct {
-		name, uri, want string
-	}{
-		{"without the CA", vary(func(q url.Values, _ *url.URL) { q.Del("tlsCAFile") }), "certificate"},
-		{"a wrong password", vary(func(_ url.Values, u *url.URL) { u.User = url.UserPassword(u.User.Username(), wrong) }), "password authentication failed"},
-		{"no credentials", vary(func(q url.Values, u *url.URL) { u.User = nil; q.Del("authMechanism") }), "password authentication failed"},
-		{"without TLS", vary(func(q url.Values, _ *url.URL) { q.Del("tls"); q.Del("tlsCAFile") }), "connection closed"},
-	} {
-		err := try(c.uri)
-		switch {
-		case err == nil:
-			t.Errorf("%s: the connection was accepted", c.name)
-		case strings.Contains(err.Error(), password) || strings.Contains(err.Error(), wrong):
-			t.Errorf("%s: the error shows a password: %v", c.name, err)
-		case !strings.Contains(err.Error(), c.want):
-			t.Errorf("%s: %v, want an error about %q", c.name, err, c.want)
-		}
-	}
+	secrettest.Refuse(t, uri, try, []secrettest.Refusal{
+		{Name: "without the CA", Vary: func(q url.Values, _ *url.URL) { q.Del("tlsCAFile") }, Want: "certificate"},
+		{Name: "a wrong password", Vary: func(_ url.Values, u *url.URL) { u.User = url.UserPassword(u.User.Username(), wrong) }, Want: "password authentication failed"},
+		{Name: "no credentials", Vary: func(q url.Values, u *url.URL) { u.User = nil; q.Del("authMechanism") }, Want: "password authentication failed"},
+		{Name: "without TLS", Vary: func(q url.Values, _ *url.URL) { q.Del("tls"); q.Del("tlsCAFile") }, Want: "connection closed"},
+	}, wrong)
 	if s := logs.String(); strings.Contains(s, password) || strings.Contains(s, wrong) {
 		t.Errorf("the logs show a password:\n%s", s)
 	}
