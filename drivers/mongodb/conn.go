@@ -562,13 +562,19 @@ func (c *conn) Inspect(ctx context.Context, key string) (driver.Holder, bool, er
 	if err != nil {
 		return driver.Holder{}, false, err
 	}
-	lo, _ := c.clock.bounds(now)
+	lo, hi := c.clock.bounds(now)
 	if h == 0 || !g.heldAt(lo) {
 		return driver.Holder{}, false, nil
 	}
+	// The time left is reported from the upper bound of the server's clock,
+	// less the millisecond the grant's expiry was rounded up by: a lower
+	// bound, so that it never exceeds the TTL the holder asked for (from the
+	// lower bound, it would by the clock's uncertainty). In a lease's last
+	// milliseconds, where the bounds disagree, it is a millisecond.
+	left := g.Expires.Time().Sub(hi) - clockResolution
 	return driver.Holder{
 		Value: g.Value,
-		TTL:   g.Expires.Time().Sub(lo),
+		TTL:   max(left, time.Millisecond),
 		Lease: driver.Lease{Token: uint64(g.Fence), Fenced: true},
 	}, true, nil
 }
