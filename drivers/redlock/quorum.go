@@ -54,6 +54,10 @@ type round struct {
 	decided   chan struct{}      // closed by finish, if the round undoes a failure
 	failing   atomic.Bool        // the final outcome is a failure; set before decided closes
 	sync      bool               // with one node: asked on the caller's goroutine
+	leadFirst bool               // an acquisition that asks its key's lead node first (see Acquire)
+	lead      int                // the lead node, if leadFirst
+	short     bool               // the lead refused: no other node was asked, and the round is refused
+	leadRep   reply              // the lead's reply, asked on the caller's goroutine
 	detached  bool               // the requests outlive the caller's cancellation (releases), bounded by the node timeout only
 	ttl       time.Duration      // of an acquisition or extension, which bounds the node timeout; 0 for other rounds
 	timeout   time.Duration      // the node timeout, nctx's
@@ -112,6 +116,18 @@ func (rd *round) start() *round {
 		rd.cancel()
 		return rd
 	}
+	if rd.leadFirst {
+		// Asked alone first: a refusal there ends the round with nothing
+		// taken anywhere. Any other answer, or none, is tallied with the
+		// others' (its undo, if the round fails, is its worker's).
+		rd.leadRep = rd.do(rd.lead)
+		if rep := rd.leadRep; rep.err == nil && !rep.yes {
+			rd.results[rd.lead] = rep
+			rd.short = true
+			rd.cancel()
+			return rd
+		}
+	}
 	rd.done = make(chan int, rd.n)
 	if rd.undo {
 		rd.decided = make(chan struct{})
@@ -147,7 +163,12 @@ func (rd *round) do(i int) reply {
 // async asks node i, on a worker's goroutine (so that no node waits for
 // another), and undoes the acquisition there if the round fails.
 func (rd *round) async(i int) {
-	rep := rd.do(i)
+	var rep reply
+	if rd.leadFirst && i == rd.lead {
+		rep = rd.leadRep
+	} else {
+		rep = rd.do(i)
+	}
 	rd.ended.Or(1 << i)
 	rd.results[i] = rep
 	rd.done <- i
@@ -213,6 +234,10 @@ func (rd *round) next() (int, reply) {
 // tally reads replies until the outcome is decided, or until every node
 // has answered.
 func (rd *round) tally() verdict {
+	if rd.short {
+		rd.got, rd.no = 1, 1
+		return refused
+	}
 	lose := rd.n - rd.quorum + 1 // no's that make a quorum of yes impossible
 	for rd.got < rd.n {
 		i, rep := rd.next()
@@ -241,6 +266,7 @@ func (rd *round) tally() verdict {
 // finish ends the round, telling the node goroutines whether it failed.
 func (rd *round) finish(failure bool) {
 	switch {
+	case rd.short: // nothing was taken
 	case rd.sync:
 		if rep := rd.results[0]; failure && rd.undo && (rep.yes || rep.err != nil) && !rep.unasked {
 			// The node's request has ended: the undo cannot overtake

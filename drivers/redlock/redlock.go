@@ -73,6 +73,7 @@ type Redlock struct {
 	cfg      config
 	rtt      []rttEstimate // by node, for the adaptive node timeout
 	breakers []breaker     // by node
+	seeds    []uint64      // by node: the hash of its name, for lead
 	epoch    time.Time     // the breakers' clock starts here
 	subs     *subscriptions
 	workers  *workers
@@ -147,6 +148,10 @@ func newRedlock(nodes []Node, cfg config) *Redlock {
 	for i := range r.breakers {
 		r.breakers[i].answered.Store(math.MinInt64 / 2) // silent until it answers
 	}
+	r.seeds = make([]uint64, len(nodes))
+	for i, n := range nodes {
+		r.seeds[i] = fnv64(n.String())
+	}
 	r.subs = newSubscriptions(r)
 	r.workers = newWorkers()
 	return r
@@ -165,7 +170,42 @@ func (r *Redlock) GoString() string { return r.String() }
 func (r *Redlock) lockKey(key string) string { return r.cfg.prefix + "{" + key + "}" }
 func (r *Redlock) fenceKey(lk string) string { return lk + ":fence" }
 func (r *Redlock) channel(key string) string { return r.cfg.prefix + "{" + key + "}:released" }
-func millis(d time.Duration) int64           { return int64((d + time.Millisecond - 1) / time.Millisecond) }
+
+// lead returns the node that a woken acquisition of lk asks first: the
+// one whose name hashed with lk is the highest (rendezvous hashing), so
+// that clients that list the same nodes in another order agree on it, and
+// keys spread over the nodes. Clients that name a node differently may
+// disagree, which costs them the split votes that lead-first avoids, and
+// nothing else.
+func (r *Redlock) lead(lk string) int {
+	h := fnv64(lk)
+	best, top := 0, uint64(0)
+	for i, s := range r.seeds {
+		if v := mix64(h ^ s); v > top || i == 0 {
+			best, top = i, v
+		}
+	}
+	return best
+}
+
+// fnv64 is the 64-bit FNV-1a hash of s.
+func fnv64(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint64(s[i])) * 1099511628211
+	}
+	return h
+}
+
+// mix64 is splitmix64's finalizer: every bit of x moves every bit of the
+// result.
+func mix64(x uint64) uint64 {
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+func millis(d time.Duration) int64 { return int64((d + time.Millisecond - 1) / time.Millisecond) }
 
 // Acquire makes one attempt to take key on a quorum of nodes.
 func (r *Redlock) Acquire(ctx context.Context, key, value string, ttl time.Duration) (driver.Lease, error) {
@@ -180,7 +220,16 @@ func (r *Redlock) Acquire(ctx context.Context, key, value string, ttl time.Durat
 	}
 	rd.undo, rd.lk, rd.value, rd.ttl = true, lk, value, ttl
 	rd.prior = r.beingUndone(lk)
-	ch, heard, watched := r.subs.announcements(key)
+	ch, heard, fresh, watched := r.subs.announcements(key)
+	if fresh && len(r.nodes) > 1 {
+		// Woken by a release: the client's rivals likely were too. Asked
+		// at once, the nodes would split their votes among them, often so
+		// that none wins; asked through the key's lead node first, the one
+		// it grants goes on to the others and the rest stop there.
+		if lead := r.lead(lk); r.breakers[lead].timeouts.Load() == 0 {
+			rd.leadFirst, rd.lead = true, lead
+		}
+	}
 	rd.start()
 	var lease driver.Lease
 	var err error
@@ -298,8 +347,8 @@ func (r *Redlock) untrack(rd *round) {
 // The round's undone channels are made here, before the round can be
 // found, and before finish lets its node goroutines close them.
 func (r *Redlock) trackUndo(rd *round) {
-	if rd.sync {
-		return // one node: the attempt failed there, so there is no quorum to spoil
+	if rd.sync || rd.short {
+		return // one node, or refused by the lead alone: nothing to spoil or undo
 	}
 	rd.undone = make([]chan struct{}, rd.n)
 	for i := range rd.undone {

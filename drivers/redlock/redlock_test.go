@@ -524,7 +524,8 @@ func released(w driver.Watch, d time.Duration) bool {
 func TestWatch_wakesAgainAfterRacingARelease(t *testing.T) {
 	r, fs := fakes(t, 3)
 	ctx := t.Context()
-	const key, held = "k", "holder"
+	const held = "holder"
+	key := keyLedBy(t, r, 0) // the woken attempts ask node 0 first, where the release comes first
 	lk, ch := r.lockKey(key), r.channel(key)
 	for _, f := range fs {
 		f.mu.Lock()
@@ -596,7 +597,7 @@ func TestWatch_wakesAtOnceAfterAnnouncementsDuringARefusedAttempt(t *testing.T) 
 	if !released(w, time.Second) {
 		t.Fatal("the first announcement did not wake the watcher")
 	}
-	ch2, n, watched := s.announcements(key)
+	ch2, n, _, watched := s.announcements(key)
 	if !watched || ch2 != ch {
 		t.Fatalf("announcements(%q) = %q, %v; want %q, true", key, ch2, watched, ch)
 	}
@@ -609,7 +610,7 @@ func TestWatch_wakesAtOnceAfterAnnouncementsDuringARefusedAttempt(t *testing.T) 
 		t.Fatal("a refused attempt during which announcements came in did not wake the watcher")
 	}
 	// Nothing came in during the next attempt: no wake-up.
-	_, n, _ = s.announcements(key)
+	_, n, _, _ = s.announcements(key)
 	s.rewake(ch, n)
 	if released(w, 50*time.Millisecond) {
 		t.Error("a refused attempt during which nothing came in woke the watcher")

@@ -18,6 +18,7 @@ type subscriptions struct {
 	mu       sync.Mutex
 	watchers map[string]map[*watch]struct{} // by channel
 	heard    map[string]uint64              // announcements received, by watched channel
+	tried    map[string]uint64              // heard, when this client last tried the channel's key
 	nodes    []*nodeSub                     // nil until the first Watch
 	closed   bool
 
@@ -34,6 +35,7 @@ func newSubscriptions(r *Redlock) *subscriptions {
 		r:        r,
 		watchers: make(map[string]map[*watch]struct{}),
 		heard:    make(map[string]uint64),
+		tried:    make(map[string]uint64),
 		ctx:      ctx,
 		cancel:   cancel,
 	}
@@ -111,20 +113,25 @@ func (s *subscriptions) announce(channel, value string) {
 	}
 }
 
-// announcements returns key's channel and how many announcements it has
-// received, or watched=false if it has no watchers. It is cheap when
-// nothing is watched.
-func (s *subscriptions) announcements(key string) (ch string, n uint64, watched bool) {
+// announcements is called as an attempt on key begins. It returns key's
+// channel, how many announcements it has received, and whether some came
+// since the client's last attempt (the attempt follows a release), or
+// watched=false if it has no watchers. It is cheap when nothing is
+// watched.
+func (s *subscriptions) announcements(key string) (ch string, n uint64, fresh, watched bool) {
 	if s.nchans.Load() == 0 {
-		return "", 0, false
+		return "", 0, false, false
 	}
 	ch = s.r.channel(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.watchers[ch]; !ok {
-		return "", 0, false
+		return "", 0, false, false
 	}
-	return ch, s.heard[ch], true
+	n = s.heard[ch]
+	fresh = n != s.tried[ch]
+	s.tried[ch] = n
+	return ch, n, fresh, true
 }
 
 // rewake is called when an attempt of this client found the key of ch
@@ -232,6 +239,7 @@ func (w *watch) Close() error {
 		if last {
 			delete(s.watchers, w.ch)
 			delete(s.heard, w.ch)
+			delete(s.tried, w.ch)
 			s.nchans.Add(-1)
 		}
 		nodes := s.nodes
