@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -241,4 +242,62 @@ func reportStats(b *testing.B, ims ...impl) {
 	}
 	b.ReportMetric(float64(st.Contended)/float64(st.Acquired), "held/op")
 	b.ReportMetric(float64(st.Failed)/float64(st.Acquired), "failed/op")
+}
+
+// roundLength is the length of one round of BenchmarkAcquireRelease_rounds.
+const roundLength = 250 * time.Millisecond
+
+// BenchmarkAcquireRelease_rounds is BenchmarkAcquireRelease_16keys in
+// rounds of roundLength, one per iteration (run it with -benchtime 40x,
+// say): 16 goroutines sharing one client acquire and release a key each
+// for as long as a round lasts. It reports the median round's ops/s and
+// the worst round's share of it (worst/median; issue 16 asks for at least
+// 0.5, on a loaded machine too: a stall is a round far below the others),
+// and failed/op as BenchmarkAcquireRelease_16keys does.
+func BenchmarkAcquireRelease_rounds(b *testing.B) {
+	const goroutines = 16
+	eachImpl(b, func(b *testing.B, im impl) {
+		ctx := context.Background()
+		mus := make([]mutex, goroutines)
+		for g := range mus {
+			mus[g] = im.mutex(benchKey(b, fmt.Sprintf("/%d", g)))
+		}
+		var ops, failed, fresh atomic.Int64
+		var rates []float64
+		b.ReportAllocs()
+		for b.Loop() {
+			ops.Store(0)
+			end := time.Now().Add(roundLength)
+			var wg sync.WaitGroup
+			for g := range goroutines {
+				wg.Go(func() {
+					for time.Now().Before(end) {
+						err := mus[g].tryLock(ctx)
+						if err == nil {
+							err = mus[g].unlock(ctx)
+						}
+						if err != nil {
+							failed.Add(1)
+							mus[g] = im.mutex(benchKey(b, fmt.Sprintf("/%d/%d", g, fresh.Add(1))))
+							continue
+						}
+						ops.Add(1)
+					}
+				})
+			}
+			wg.Wait()
+			rates = append(rates, float64(ops.Load())/roundLength.Seconds())
+		}
+		slices.Sort(rates)
+		median := rates[len(rates)/2]
+		b.ReportMetric(median, "median-ops/s")
+		if median > 0 {
+			b.ReportMetric(rates[0]/median, "worst/median")
+		}
+		total := 0.0
+		for _, r := range rates {
+			total += r * roundLength.Seconds()
+		}
+		b.ReportMetric(float64(failed.Load())/max(total, 1), "failed/op")
+	})
 }
