@@ -21,16 +21,16 @@ func keyLedBy(t *testing.T, r *Redlock, i int) string {
 	return ""
 }
 
-// asked returns how many commands f has received.
+// askedCount returns how many commands f has received.
 func (f *fakeNode) askedCount() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.asked
 }
 
-// wokenAttempt watches key, has an announcement wake the watcher, and
-// returns the watch: the next Acquire of key is one that follows a release.
-func wokenAttempt(t *testing.T, r *Redlock, key string) driver.Watch {
+// wokenAttempt watches key (until the test ends) and has an announcement
+// wake the watcher: the next Acquire of key is one that follows a release.
+func wokenAttempt(t *testing.T, r *Redlock, key string) {
 	t.Helper()
 	w, err := r.Watch(t.Context(), key)
 	if err != nil {
@@ -41,7 +41,6 @@ func wokenAttempt(t *testing.T, r *Redlock, key string) driver.Watch {
 	if !released(w, time.Second) {
 		t.Fatal("the announcement did not wake the watcher")
 	}
-	return w
 }
 
 // TestAcquire_wokenAsksTheLeadFirst: an attempt that follows a release
@@ -107,8 +106,8 @@ func TestAcquire_wokenAsksTheLeadFirst(t *testing.T) {
 // fails or seems hung still wins on a quorum of the others.
 func TestAcquire_wokenGoesOnWithoutALeadThatFails(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		break_ func(r *Redlock, f *fakeNode)
+		name      string
+		breakLead func(r *Redlock, f *fakeNode)
 	}{
 		{"lead times out", func(_ *Redlock, f *fakeNode) { f.setHang(true) }},
 		{"lead timed out before", func(r *Redlock, _ *fakeNode) { r.breakers[1].timeouts.Store(1) }},
@@ -117,7 +116,7 @@ func TestAcquire_wokenGoesOnWithoutALeadThatFails(t *testing.T) {
 			r, fs := fakes(t, 3)
 			key := keyLedBy(t, r, 1)
 			wokenAttempt(t, r, key)
-			tc.break_(r, fs[1])
+			tc.breakLead(r, fs[1])
 			if _, err := r.Acquire(t.Context(), key, "mine", time.Minute); err != nil {
 				t.Fatalf("woken Acquire, lead broken: %v", err)
 			}

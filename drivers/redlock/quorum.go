@@ -57,7 +57,6 @@ type round struct {
 	leadFirst bool               // an acquisition that asks its key's lead node first (see Acquire)
 	lead      int                // the lead node, if leadFirst
 	short     bool               // the lead refused: no other node was asked, and the round is refused
-	leadRep   reply              // the lead's reply, asked on the caller's goroutine
 	detached  bool               // the requests outlive the caller's cancellation (releases), bounded by the node timeout only
 	ttl       time.Duration      // of an acquisition or extension, which bounds the node timeout; 0 for other rounds
 	timeout   time.Duration      // the node timeout, nctx's
@@ -117,12 +116,12 @@ func (rd *round) start() *round {
 		return rd
 	}
 	if rd.leadFirst {
-		// Asked alone first: a refusal there ends the round with nothing
-		// taken anywhere. Any other answer, or none, is tallied with the
-		// others' (its undo, if the round fails, is its worker's).
-		rd.leadRep = rd.do(rd.lead)
-		if rep := rd.leadRep; rep.err == nil && !rep.yes {
-			rd.results[rd.lead] = rep
+		// Asked alone first, on the caller's goroutine: a refusal there
+		// ends the round with nothing taken anywhere. Any other answer, or
+		// none, is tallied with the others' (its undo, if the round fails,
+		// is its worker's).
+		rd.results[rd.lead] = rd.do(rd.lead)
+		if rep := rd.results[rd.lead]; rep.err == nil && !rep.yes {
 			rd.short = true
 			rd.cancel()
 			return rd
@@ -165,7 +164,7 @@ func (rd *round) do(i int) reply {
 func (rd *round) async(i int) {
 	var rep reply
 	if rd.leadFirst && i == rd.lead {
-		rep = rd.leadRep
+		rep = rd.results[i] // asked already, by start
 	} else {
 		rep = rd.do(i)
 	}
