@@ -63,13 +63,32 @@ func (b *breaker) admit(now int64, silent time.Duration) (ok, probe bool) {
 			return false, false
 		}
 		probe = true
-	} else if b.inflight.Load() >= maxSilentInflight && now-max(b.answered.Load(), b.busyFrom.Load()) > int64(silent) {
+	}
+	// Counted in first, so that requests admitted at once cannot overshoot
+	// the bound.
+	switch n := b.inflight.Add(1); {
+	case n == 1:
+		b.busyFrom.Store(now) // a burst after a quiet spell is not silence
+	case !probe && n > maxSilentInflight && now-max(b.answered.Load(), b.busyFrom.Load()) > int64(silent):
+		b.inflight.Add(-1)
 		return false, false
 	}
-	if b.inflight.Add(1) == 1 {
-		b.busyFrom.Store(now) // a burst after a quiet spell is not silence
-	}
 	return true, probe
+}
+
+// timedOut reports whether err, of a request sent under nctx, is the
+// request running out of time rather than the round or its caller giving
+// up on it. Clients report a timeout their own way: go-redis and redigo
+// bound a command by its connection's deadline and return the socket's
+// "i/o timeout" (a net.Error whose Timeout is true), not the context's
+// error; and the context's own timer may not have fired yet when the
+// socket's has, so nctx.Err() can still be nil.
+func timedOut(nctx context.Context, err error) bool {
+	if err == nil || errors.Is(nctx.Err(), context.Canceled) {
+		return false
+	}
+	var t interface{ Timeout() bool }
+	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &t) && t.Timeout()
 }
 
 // done records the outcome of an admitted request, sent under nctx,
@@ -80,7 +99,7 @@ func (b *breaker) done(nctx context.Context, now int64, probe bool, err error) {
 	case err == nil:
 		b.timeouts.Store(0)
 		b.answered.Store(now)
-	case errors.Is(err, context.DeadlineExceeded) && errors.Is(nctx.Err(), context.DeadlineExceeded):
+	case timedOut(nctx, err):
 		b.timeouts.Add(1)
 	}
 	if probe {

@@ -17,11 +17,26 @@ func (f *fakeNode) requests() int {
 
 // Two of five nodes hang under a load of acquisitions: after a few
 // timeouts, one request at a time goes to each, so the goroutines waiting
-// on them stay few; once they answer again, the next round uses them.
+// on them stay few; once they answer again, the next round uses them. The
+// timeouts come as the context's error, or as Redis clients report them:
+// a socket's "i/o timeout", perhaps before the context's timer has fired.
 func TestBreaker_boundsRequestsToHungNodesAndRecovers(t *testing.T) {
+	for _, socket := range []bool{false, true} {
+		name := "context"
+		if socket {
+			name = "socket"
+		}
+		t.Run(name, func(t *testing.T) { testBreaker(t, socket) })
+	}
+}
+
+func testBreaker(t *testing.T, socketTimeouts bool) {
 	r, fs := fakes(t, 5) // a fixed 200ms node timeout
-	fs[3].setHang(true)
-	fs[4].setHang(true)
+	for _, f := range fs[3:] {
+		f.mu.Lock()
+		f.hang, f.socketTimeouts = true, socketTimeouts
+		f.mu.Unlock()
+	}
 	base := runtime.NumGoroutine()
 	var (
 		wg   sync.WaitGroup

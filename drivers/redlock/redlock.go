@@ -153,7 +153,7 @@ func newRedlock(nodes []Node, cfg config) *Redlock {
 		r.seeds[i] = fnv64(n.String())
 	}
 	r.subs = newSubscriptions(r)
-	r.workers = newWorkers()
+	r.workers = newWorkers(len(nodes))
 	return r
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,6 +32,7 @@ type fakeNode struct {
 	log                  []string      // commands in the order they took effect
 	delay                time.Duration // before each command takes effect
 	hang                 bool          // never answer (until ctx ends)
+	socketTimeouts       bool          // a hung command ends at ctx's deadline with a socket's "i/o timeout", as Redis clients' do
 	slow                 time.Duration // before each command is sent, like a busy client: a ctx that ends first drops it
 	asked                int           // commands received
 	waiting, peakWaiting int           // commands hung, now and at most
@@ -57,6 +60,23 @@ func (f *fakeNode) commands() []string {
 	return append([]string(nil), f.log...)
 }
 
+// hangUntil waits for ctx to end, or, with socket, for its deadline, as a
+// connection's read deadline would (which may fire before ctx's own timer),
+// and returns the error a client would.
+func (f *fakeNode) hangUntil(ctx context.Context, socket bool) error {
+	deadline, ok := ctx.Deadline()
+	if !socket || !ok {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	select {
+	case <-time.After(time.Until(deadline)):
+		return &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 func (f *fakeNode) Do(ctx context.Context, args []any) (any, error) {
 	f.mu.Lock()
 	delay, hang, slow := f.delay, f.hang, f.slow
@@ -73,12 +93,13 @@ func (f *fakeNode) Do(ctx context.Context, args []any) (any, error) {
 		f.mu.Lock()
 		f.waiting++
 		f.peakWaiting = max(f.peakWaiting, f.waiting)
+		socket := f.socketTimeouts
 		f.mu.Unlock()
-		<-ctx.Done()
+		err := f.hangUntil(ctx, socket)
 		f.mu.Lock()
 		f.waiting--
 		f.mu.Unlock()
-		return nil, ctx.Err()
+		return nil, err
 	}
 	if delay > 0 {
 		time.Sleep(delay) // like a server that is slow but answers: ignores ctx

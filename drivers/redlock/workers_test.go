@@ -1,0 +1,79 @@
+package redlock
+
+import (
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Workers beyond maxIdle exit when done, rather than wait: after a burst
+// of requests in flight, and after rounds that followed one another (each
+// round's caller goes on before its workers are idle again, which starts
+// new ones; how many are busy at once is the scheduler's doing).
+func TestWorkers_idleBounded(t *testing.T) {
+	r, fs := fakes(t, 5)
+	maxIdle := r.workers.maxIdle
+	fs[4].setDelay(50 * time.Millisecond)
+	var wg sync.WaitGroup
+	for g := range 20 {
+		wg.Go(func() {
+			if _, err := r.Acquire(t.Context(), "burst"+strconv.Itoa(g), "v", time.Minute); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	burst := r.workers.running()
+	fs[4].setDelay(0)
+	time.Sleep(100 * time.Millisecond) // node 4's requests end
+	afterBurst := r.workers.running()
+	peak := 0
+	for i, deadline := 0, time.Now().Add(300*time.Millisecond); time.Now().Before(deadline); i++ {
+		v := strconv.Itoa(i) // a value of its own: a late release must not undo the next acquisition
+		if _, err := r.Acquire(t.Context(), "steady", v, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Release(t.Context(), "steady", v); err != nil {
+			t.Fatal(err)
+		}
+		peak = max(peak, r.workers.running())
+	}
+	t.Logf("workers (at most %d idle): %d during a burst, %d after it, at most %d during 300ms of one round at a time", maxIdle, burst, afterBurst, peak)
+	if burst <= maxIdle {
+		t.Fatalf("%d workers during a burst of 20 rounds of 5 requests, one of them slow: the test makes no burst", burst)
+	}
+	if afterBurst > maxIdle {
+		t.Errorf("%d workers once the burst's requests ended, want at most %d", afterBurst, maxIdle)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if n := r.workers.running(); n > maxIdle {
+		t.Errorf("%d workers once the rounds one at a time ended, want at most %d", n, maxIdle)
+	}
+}
+
+// Closing makes idle workers exit, and busy ones once their request ends;
+// a round run after Close still completes.
+func TestWorkers_close(t *testing.T) {
+	r, fs := fakes(t, 5)
+	if _, err := r.Acquire(t.Context(), "k", "v", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	fs[4].setDelay(50 * time.Millisecond)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.Acquire(t.Context(), "k2", "v", time.Minute) // a worker busy on node 4 while Close runs
+	}()
+	time.Sleep(10 * time.Millisecond)
+	r.workers.close()
+	<-done
+	r.Acquire(t.Context(), "k3", "v", time.Minute)
+	deadline := time.Now().Add(2 * time.Second)
+	for r.workers.running() > 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := r.workers.running(); n > 0 {
+		t.Errorf("%d workers still running after close", n)
+	}
+}

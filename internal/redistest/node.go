@@ -1,0 +1,53 @@
+package redistest
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/distlock/lock/drivers/redlock"
+)
+
+// HungNode checks what redlock relies on from a Node when its server
+// hangs (SIGSTOP: it accepts connections and answers nothing): a command
+// returns by its context's deadline, on a pooled connection and on one
+// dialed for it, with an error that redlock's breaker counts as a timeout
+// (context.DeadlineExceeded, or a net.Error whose Timeout is true). The
+// server stays hung until the test ends.
+//
+// newNode returns a Node over the first test server, with no connection
+// made yet.
+func HungNode(t *testing.T, newNode func(t *testing.T) redlock.Node) {
+	t.Helper()
+	const timeout = 100 * time.Millisecond
+	const slack = 250 * time.Millisecond // scheduling on a loaded machine
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	warm, cold := newNode(t), newNode(t)
+	if _, err := warm.Do(ctx, []any{"PING"}); err != nil { // leaves a pooled connection
+		t.Fatal(err)
+	}
+	faults := NewFaults(t, 1)
+	t.Cleanup(func() { faults.Restart(t, 0) })
+	faults.Hang(t, 0)
+
+	for _, c := range []struct {
+		name string
+		n    redlock.Node
+	}{{"pooled connection", warm}, {"new connection", cold}} {
+		cctx, cancel := context.WithTimeout(ctx, timeout)
+		start := time.Now()
+		_, err := c.n.Do(cctx, []any{"SET", "redistest:hung", "v", "PX", int64(1000)})
+		took := time.Since(start)
+		cancel()
+		t.Logf("%s: %v after %v", c.name, err, took)
+		var to interface{ Timeout() bool }
+		if !errors.Is(err, context.DeadlineExceeded) && !(errors.As(err, &to) && to.Timeout()) {
+			t.Errorf("%s: SET on a hung server = %v, want a timeout", c.name, err)
+		}
+		if took > timeout+slack {
+			t.Errorf("%s: SET took %v on a hung server, with a %v timeout", c.name, took, timeout)
+		}
+	}
+}
