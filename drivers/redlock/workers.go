@@ -51,9 +51,11 @@ type worker struct {
 	jobs chan job // 1 buffered: given to the worker while it is off the stack; closed by close
 }
 
-// newWorkers returns workers for a Redlock of n nodes: at most 4n idle,
-// enough for four rounds at once.
-func newWorkers(n int) *workers { return &workers{idleFor: workerIdle, maxIdle: 4 * n} }
+// newWorkers returns workers for a Redlock of n nodes: at most 8n idle,
+// enough for 8 rounds at once. (4n made 16 goroutines acquiring at full
+// speed start a worker, and allocate, every few requests; 16n kept 80
+// workers idle beside a client that uses 10.)
+func newWorkers(n int) *workers { return &workers{idleFor: workerIdle, maxIdle: 8 * n} }
 
 // run has j done by an idle worker or a new one.
 func (w *workers) run(j job) {
