@@ -102,15 +102,19 @@ func TestNode_errorReply(t *testing.T) {
 }
 
 // A hung server holds a command no longer than its context allows, on a
-// pooled connection or on one dialed for it, and the error says which of
-// the context's ends it was (redistest.HungNode); a timed-out connection
-// is closed, not pooled.
+// pooled connection or on one dialed for it, and the error is one
+// redlock's breaker counts as a timeout (redistest.HungNode); a timed-out
+// connection is closed, not pooled.
 func TestNode_hungServer(t *testing.T) {
 	var nodes []*node
 	redistest.HungNode(t, func(t *testing.T) redlock.Node {
 		n := testNode(t)
 		nodes = append(nodes, n)
 		return n
+	}, func(t *testing.T, n redlock.Node) {
+		if c := n.(*node).pool.IdleCount(); c != 1 {
+			t.Fatalf("%d idle connections after a command, want 1", c)
+		}
 	})
 	for i, n := range nodes {
 		if c := n.pool.ActiveCount(); c != 0 {

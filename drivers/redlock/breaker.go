@@ -77,16 +77,19 @@ func (b *breaker) admit(now int64, silent time.Duration) (ok, probe bool) {
 }
 
 // timedOut reports whether err, of a request sent under nctx, is the
-// request running out of time rather than the round or its caller giving
-// up on it. Clients report a timeout their own way: go-redis and redigo
-// bound a command by its connection's deadline and return the socket's
-// "i/o timeout" (a net.Error whose Timeout is true), not the context's
-// error; and the context's own timer may not have fired yet when the
-// socket's has, so nctx.Err() can still be nil.
+// request running out of time (see IsTimeout) rather than the round or its
+// caller giving up on it. The context's own timer may not have fired yet
+// when the socket's has, so nctx.Err() can still be nil.
 func timedOut(nctx context.Context, err error) bool {
-	if err == nil || errors.Is(nctx.Err(), context.Canceled) {
-		return false
-	}
+	return !errors.Is(nctx.Err(), context.Canceled) && IsTimeout(err)
+}
+
+// IsTimeout reports whether err is a Node's report of a request that ran
+// out of its context's deadline, as [Node] requires: context.DeadlineExceeded,
+// or an error with a Timeout method that returns true, such as the
+// socket's "i/o timeout" that go-redis and redigo return (they bound a
+// command by its connection's deadline).
+func IsTimeout(err error) bool {
 	var t interface{ Timeout() bool }
 	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &t) && t.Timeout()
 }

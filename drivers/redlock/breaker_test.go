@@ -1,7 +1,11 @@
 package redlock
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"net"
+	"os"
 	"runtime"
 	"sync"
 	"testing"
@@ -90,4 +94,22 @@ func testBreaker(t *testing.T, socketTimeouts bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Error("a node that answers again was not asked at every round within 2s")
+}
+
+func TestIsTimeout(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{context.DeadlineExceeded, true},
+		{fmt.Errorf("node 1: %w", context.DeadlineExceeded), true},
+		{&net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}, true}, // "i/o timeout"
+		{nil, false},
+		{context.Canceled, false},
+		{errors.New("connection refused"), false},
+	} {
+		if got := IsTimeout(c.err); got != c.want {
+			t.Errorf("IsTimeout(%v) = %v, want %v", c.err, got, c.want)
+		}
+	}
 }

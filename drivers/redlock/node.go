@@ -14,9 +14,8 @@ import (
 // clients; a Node may equally be a single server, a primary with replicas
 // behind a failover client, or a cluster client. Every method must honour
 // its context's deadline: that is what bounds a hung node. A request that
-// ran out of its deadline returns an error that is
-// context.DeadlineExceeded or a net.Error whose Timeout is true (the
-// socket's "i/o timeout"), so that the node's breaker counts it.
+// ran out of its deadline returns an error for which [IsTimeout] is true,
+// so that the node's breaker counts it.
 type Node interface {
 	// Do sends one command (args[0] is its name; the others are strings
 	// and int64s) and returns the reply: a status or bulk string reply as a

@@ -2,7 +2,6 @@ package redistest
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
@@ -13,12 +12,12 @@ import (
 // hangs (SIGSTOP: it accepts connections and answers nothing): a command
 // returns by its context's deadline, on a pooled connection and on one
 // dialed for it, with an error that redlock's breaker counts as a timeout
-// (context.DeadlineExceeded, or a net.Error whose Timeout is true). The
-// server stays hung until the test ends.
+// (redlock.IsTimeout). The server stays hung until the test ends.
 //
 // newNode returns a Node over the first test server, with no connection
-// made yet.
-func HungNode(t *testing.T, newNode func(t *testing.T) redlock.Node) {
+// made yet. pooled, if not nil, checks that a command left the Node a
+// pooled connection, before the server hangs.
+func HungNode(t *testing.T, newNode func(t *testing.T) redlock.Node, pooled func(t *testing.T, n redlock.Node)) {
 	t.Helper()
 	const timeout = 100 * time.Millisecond
 	const slack = 250 * time.Millisecond // scheduling on a loaded machine
@@ -27,6 +26,9 @@ func HungNode(t *testing.T, newNode func(t *testing.T) redlock.Node) {
 	warm, cold := newNode(t), newNode(t)
 	if _, err := warm.Do(ctx, []any{"PING"}); err != nil { // leaves a pooled connection
 		t.Fatal(err)
+	}
+	if pooled != nil {
+		pooled(t, warm)
 	}
 	faults := NewFaults(t, 1)
 	t.Cleanup(func() { faults.Restart(t, 0) })
@@ -42,8 +44,7 @@ func HungNode(t *testing.T, newNode func(t *testing.T) redlock.Node) {
 		took := time.Since(start)
 		cancel()
 		t.Logf("%s: %v after %v", c.name, err, took)
-		var to interface{ Timeout() bool }
-		if !errors.Is(err, context.DeadlineExceeded) && !(errors.As(err, &to) && to.Timeout()) {
+		if !redlock.IsTimeout(err) {
 			t.Errorf("%s: SET on a hung server = %v, want a timeout", c.name, err)
 		}
 		if took > timeout+slack {
