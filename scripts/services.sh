@@ -519,7 +519,7 @@ ferret_build() {
 	[[ -f $FERRET_SRC/go.mod && -f $FERRET_SRC/go.sum && -f $FERRET_SRC/main.go ]] ||
 		die "FerretDB runner sources not found in $FERRET_SRC"
 	cache=${DISTLOCK_FERRETDB_CACHE:-${XDG_CACHE_HOME:-${HOME:-${STATE%/*}}/.cache}/distlock}
-	hash=$(cat "$FERRET_SRC/go.mod" "$FERRET_SRC/go.sum" "$FERRET_SRC/main.go" | sha256sum)
+	hash=$(cat "$FERRET_SRC/go.mod" "$FERRET_SRC/go.sum" "$FERRET_SRC"/*.go | sha256sum)
 	hash=${hash:0:16}
 	FERRET_BIN=$cache/ferretdb-$hash/$FERRET_COMM
 	[[ -x $FERRET_BIN ]] && return 0

@@ -2,6 +2,7 @@ package mongodb
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -21,6 +22,11 @@ const (
 	pruneBatch = 256
 	// pruneKeysPerTick bounds the keys pruned at one tick.
 	pruneKeysPerTick = 32
+	// maxMarks bounds the marks a key keeps (see superseded); past it,
+	// the newest mark takes the new inserts. With marks a tick apart and
+	// due after pruneDelay, a key that is pruned needs about
+	// pruneDelay/housekeepingTick + 2 of them (17 with the defaults).
+	maxMarks = 64
 	// headEvery says which fences raise the head document: every
 	// headEvery-th. Updates are FerretDB's most expensive requests (each
 	// holds two SQLite connections and waits for the write lock), and a
@@ -31,13 +37,20 @@ const (
 	headQueue = 1024
 )
 
-// superseded is a key whose grants below fence may be deleted from due
-// on (the connection's monotonic clock), and the newest grant inserted
-// since, whose turn comes next.
-type superseded struct {
-	fence, next  int64
-	due, nextDue time.Time
+// mark says that a key's grants below fence may be deleted from due on
+// (the connection's monotonic clock). Inserts acknowledged within a tick
+// of the mark's first (opened) join it: its fence rises to theirs, and
+// its due moves later with them, never earlier.
+type mark struct {
+	fence       int64
+	due, opened time.Time
 }
+
+// superseded is a key's marks, oldest first, with rising fences and dues.
+// A tick prunes up to the highest mark that is due, so a busy key keeps
+// the grants of its last pruneDelay and a tick or two, however fast it
+// goes.
+type superseded []mark
 
 type headUpdate struct {
 	key   string
@@ -56,8 +69,8 @@ type housekeeper struct {
 	heads chan headUpdate
 
 	mu      sync.Mutex
-	pending map[string]superseded
-	floors  map[string]int64 // key -> every grant below it is deleted (only the housekeeper's goroutine uses it)
+	pending map[string]superseded // by key
+	floors  map[string]int64      // key -> every grant below it is deleted (only the housekeeper's goroutine uses it)
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -82,9 +95,7 @@ func startHousekeeper(coll *mongo.Collection, clock *serverClock, prune bool, sw
 
 // inserted notes that key's grant fence was inserted, acknowledged at
 // acked: the head document is raised soon, and the grants below fence are
-// deleted pruneDelay later. A key already waiting keeps its older entry,
-// so that a busy key is pruned at least every pruneDelay, and remembers
-// the newest for its next turn.
+// deleted pruneDelay later (see superseded).
 func (h *housekeeper) inserted(key string, fence int64, acked time.Time) {
 	if fence%headEvery == 0 {
 		select {
@@ -99,15 +110,69 @@ func (h *housekeeper) inserted(key string, fence int64, acked time.Time) {
 	// pruneDelay of real time.
 	due := acked.Add(pruneDelay + pruneDelay/clockRate + clockResolution)
 	h.mu.Lock()
-	if s, ok := h.pending[key]; ok {
-		if fence > max(s.fence, s.next) {
-			s.next, s.nextDue = fence, due
-			h.pending[key] = s
-		}
-	} else if len(h.pending) < maxCached {
-		h.pending[key] = superseded{fence: fence, due: due}
+	defer h.mu.Unlock()
+	ms, ok := h.pending[key]
+	if !ok && len(h.pending) >= maxCached {
+		return // the key's next insert after a prune will note it
 	}
-	h.mu.Unlock()
+	if n := len(ms); n > 0 {
+		last := &ms[n-1]
+		if fence <= last.fence {
+			return // a later insert was noted, with a later due
+		}
+		if due.Sub(last.opened) < housekeepingTick || n >= maxMarks {
+			last.fence = fence
+			if due.After(last.due) {
+				last.due = due
+			}
+			return
+		}
+	}
+	h.pending[key] = append(ms, mark{fence: fence, due: due, opened: due})
+}
+
+// pruneJob is a key to prune below fence.
+type pruneJob struct {
+	key   string
+	fence int64
+}
+
+// due returns the keys with a mark due at now, each with the highest
+// such mark's fence, at most pruneKeysPerTick of them.
+func (h *housekeeper) due(now time.Time) []pruneJob {
+	var jobs []pruneJob
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for k, ms := range h.pending {
+		i := 0
+		for i < len(ms) && !now.Before(ms[i].due) {
+			i++
+		}
+		if i == 0 {
+			continue
+		}
+		jobs = append(jobs, pruneJob{k, ms[i-1].fence})
+		if len(jobs) == pruneKeysPerTick {
+			break
+		}
+	}
+	return jobs
+}
+
+// pruned forgets key's marks up to fence, whose grants below are deleted.
+func (h *housekeeper) pruned(key string, fence int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ms := h.pending[key]
+	i := 0
+	for i < len(ms) && ms[i].fence <= fence {
+		i++
+	}
+	if i == len(ms) {
+		delete(h.pending, key)
+		return
+	}
+	h.pending[key] = slices.Delete(ms, 0, i)
 }
 
 // stop stops the housekeeper and waits for it. Pending work is dropped.
@@ -130,7 +195,7 @@ func (h *housekeeper) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case u := <-h.heads:
-			h.raiseHead(ctx, u.key, u.fence) // best effort: the head is a hint
+			h.raiseHeads(ctx, u)
 			continue
 		case <-t.C:
 		}
@@ -141,6 +206,24 @@ func (h *housekeeper) run(ctx context.Context) {
 		}
 		h.sweep(time.Now())
 		h.pruneDue(ctx)
+	}
+}
+
+// raiseHeads raises the head documents for u and for the updates queued
+// behind it, once per key, to the highest fence asked for it: a busy key
+// queues an update every headEvery fences, and each costs FerretDB a
+// write. Best effort: the head is a hint.
+func (h *housekeeper) raiseHeads(ctx context.Context, u headUpdate) {
+	top := map[string]int64{u.key: u.fence}
+	for range len(h.heads) {
+		v := <-h.heads
+		top[v.key] = max(top[v.key], v.fence)
+	}
+	for k, f := range top {
+		if ctx.Err() != nil {
+			return
+		}
+		h.raiseHead(ctx, k, f)
 	}
 }
 
@@ -168,49 +251,27 @@ func (h *housekeeper) maxHead(ctx context.Context, key, field string, v int64) e
 	return err
 }
 
-// pruneDue deletes the superseded grants of keys whose successors are old
-// enough.
+// pruneDue deletes the superseded grants of keys whose marks are due,
+// for at most half a tick, and what it did not get to at the next tick.
 func (h *housekeeper) pruneDue(ctx context.Context) {
 	now := time.Now()
-	var keys []string
-	h.mu.Lock()
-	for k, s := range h.pending {
-		if now.Before(s.due) {
-			continue
-		}
-		keys = append(keys, k)
-		if len(keys) == pruneKeysPerTick {
-			break
-		}
-	}
-	h.mu.Unlock()
-	for _, k := range keys {
-		if ctx.Err() != nil {
+	stop := now.Add(housekeepingTick / 2)
+	for _, j := range h.due(now) {
+		if ctx.Err() != nil || time.Now().After(stop) {
 			return
 		}
-		h.mu.Lock()
-		s := h.pending[k]
-		h.mu.Unlock()
-		done, err := h.pruneKey(ctx, k, s.fence)
-		if err != nil {
-			continue // again at the next tick
-		}
-		if done {
-			h.mu.Lock()
-			if s := h.pending[k]; s.next > s.fence {
-				h.pending[k] = superseded{fence: s.next, due: s.nextDue}
-			} else {
-				delete(h.pending, k)
-			}
-			h.mu.Unlock()
+		done, err := h.pruneKey(ctx, j.key, j.fence, stop)
+		if err == nil && done {
+			h.pruned(j.key, j.fence)
 		}
 	}
 }
 
 // pruneKey deletes key's grants below fence, in ascending order, starting
-// above what is known to be deleted already. It reports whether it got to
-// fence.
-func (h *housekeeper) pruneKey(ctx context.Context, key string, fence int64) (bool, error) {
+// above what is known to be deleted already, one ordered delete of up to
+// pruneBatch grants after another until it gets to fence or stop passes.
+// It reports whether it got to fence.
+func (h *housekeeper) pruneKey(ctx context.Context, key string, fence int64, stop time.Time) (bool, error) {
 	// First the head must exist and show fence: from now on a discovery
 	// that finds it absent knows that nothing was deleted yet.
 	if err := h.raiseHead(ctx, key, fence); err != nil {
@@ -227,23 +288,36 @@ func (h *housekeeper) pruneKey(ctx context.Context, key string, fence int64) (bo
 	if from >= fence {
 		return true, nil
 	}
-	to := min(fence, from+pruneBatch) // delete [from, to)
-	models := make([]mongo.WriteModel, 0, to-from)
-	for f := from; f < to; f++ {
-		models = append(models, mongo.NewDeleteOneModel().SetFilter(bson.D{{Key: "_id", Value: grantID(key, f)}}))
+	to := from // [from, to) is deleted
+	models := make([]mongo.WriteModel, 0, min(fence-from, pruneBatch))
+	for to < fence {
+		end := min(fence, to+pruneBatch)
+		models = models[:0]
+		for f := to; f < end; f++ {
+			models = append(models, mongo.NewDeleteOneModel().SetFilter(bson.D{{Key: "_id", Value: grantID(key, f)}}))
+		}
+		dctx, cancel := context.WithTimeout(ctx, housekeepingTimeout)
+		_, err = h.coll.BulkWrite(dctx, models, options.BulkWrite().SetOrdered(true))
+		cancel()
+		if err != nil {
+			break
+		}
+		to = end
+		if time.Now().After(stop) {
+			break
+		}
 	}
-	dctx, cancel := context.WithTimeout(ctx, housekeepingTimeout)
-	_, err = h.coll.BulkWrite(dctx, models, options.BulkWrite().SetOrdered(true))
-	cancel()
-	if err != nil {
+	if to == from {
 		return false, err
 	}
 	if len(h.floors) >= maxCached {
 		clear(h.floors)
 	}
 	h.floors[key] = to
+	// Raised once, after every deletion it reports: it never says more
+	// than the truth.
 	if err := h.maxHead(ctx, key, "pruned", to); err != nil {
 		return false, err
 	}
-	return to == fence, nil
+	return to == fence, err
 }

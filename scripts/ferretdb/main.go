@@ -28,6 +28,10 @@
 // -tls-cert and its key -tls-key. It takes no CA file: FerretDB would then
 // require client certificates.
 //
+// On SQLite it also indexes _id the way FerretDB queries it (see
+// idindex.go): without that, FerretDB v1.24.2 scans a whole collection for
+// every find by _id.
+//
 // It writes its PID to -pidfile once it listens, and exits cleanly on SIGINT
 // or SIGTERM.
 package main
@@ -125,6 +129,9 @@ func run() error {
 
 	done := make(chan error, 1)
 	go func() { done <- f.Run(ctx) }()
+	if o.handler == "sqlite" {
+		go keepIDIndexes(ctx, where, logger)
+	}
 
 	if o.pidfile != "" {
 		tmp := o.pidfile + ".tmp"
