@@ -2,6 +2,8 @@ package mongodb_test
 
 import (
 	"context"
+	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -92,6 +94,21 @@ func restartFerretDB(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("FerretDB (pid %d) still alive 10s after SIGKILL", pid)
+		}
+	}
+	// A killed process's listening socket can outlive it for a moment on a
+	// loaded machine, and services.sh refuses a port that something else
+	// holds.
+	if u, err := url.Parse(os.Getenv("DISTLOCK_MONGODB_URI")); err == nil && u.Host != "" {
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			c, err := net.DialTimeout("tcp", u.Host, time.Second)
+			if err != nil {
+				break
+			}
+			c.Close()
+			if time.Now().After(deadline) {
+				t.Fatalf("%s still accepts connections 10s after FerretDB (pid %d) died", u.Host, pid)
+			}
 		}
 	}
 	script, err := filepath.Abs("../../scripts/services.sh")
