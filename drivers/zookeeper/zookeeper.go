@@ -101,6 +101,8 @@ func (c Config) withDefaults() Config {
 // zc); an acquisition with another TTL fails with an error matching
 // [ErrSessionTimeout]. The driver cannot watch zc's connection for a hung
 // member: the client gives one up after two thirds of the session timeout.
+// Nor can it shield zc from the client's data race on reconnection (see
+// the driver's DESIGN.md), which the race detector reports.
 func New(zc *zk.Conn, cfg Config) (*Connector, error) {
 	if zc == nil {
 		return nil, errors.New("zookeeper: New: nil connection")
