@@ -17,10 +17,20 @@ import (
 // its receiving goroutine may write it (see stallConn.gate), and the
 // session always has a watch, the one keepWatch keeps. Without the gate,
 // -race (as make test runs) stops this test at the first reconnection;
-// without the kept watch, every gate waits for its timer.
+// without the kept watch, every gate waits for its timer. With a digest
+// user, the client sends its credentials again on each connection before
+// anything else, and the gate lets their answer through.
 func TestReconnect_resetsWatchesWithoutARace(t *testing.T) {
 	hosts := testenv.ZooKeeperServers(t)
-	dc, err := Driver{}.OpenConnector("zk://" + strings.Join(hosts, ",") + "/distlock-test?member_timeout=500ms")
+	for name, user := range map[string]string{"anonymous": "", "digest": "gate:secret@"} {
+		t.Run(name, func(t *testing.T) {
+			testReconnect(t, "zk://"+user+strings.Join(hosts, ",")+"/distlock-test?member_timeout=500ms")
+		})
+	}
+}
+
+func testReconnect(t *testing.T, dsn string) {
+	dc, err := Driver{}.OpenConnector(dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
