@@ -69,8 +69,12 @@ func run(ctx context.Context, w io.Writer, driverName, dsn string, ttl time.Dura
 		return err
 	}
 	defer other.Close()
-	if err := c.Ping(ctx); err != nil {
-		return err
+	// Ping checks the DSN, and opens each client's connections before the
+	// first acquisition, whose requests a short TTL leaves little time.
+	for _, cl := range []*lock.Client{c, other} {
+		if err := cl.Ping(ctx); err != nil {
+			return err
+		}
 	}
 	// A key of this run's own, so that runs against a shared backend do
 	// not wait for each other, and its tokens start afresh.
