@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -746,9 +747,13 @@ func retryErr(ctx context.Context, f func() error) error {
 }
 
 // retryable reports whether err is one that a reconnection may cure.
+// A request the client failed to write to a connection already closed (by
+// the driver's dialer, see stallConn) comes back with the socket's error,
+// net.ErrClosed: it was not sent.
 func retryable(err error) bool {
 	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) ||
-		errors.Is(err, zk.ErrSessionMoved) || errors.Is(err, zk.ErrSessionExpired)
+		errors.Is(err, zk.ErrSessionMoved) || errors.Is(err, zk.ErrSessionExpired) ||
+		errors.Is(err, net.ErrClosed)
 }
 
 // pause waits before retry number try, or until ctx ends.

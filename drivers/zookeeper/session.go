@@ -109,7 +109,7 @@ const gateNode = ".reconnect-gate"
 // (a session that expired drops its watches), until the session is
 // closed: so a connection that resumes the session always has a watch to
 // set again, and stallConn's gate opens as soon as it is set (see
-// stallConn.gate). path should name a node that does not exist.
+// stallConn.Read). path should name a node that does not exist.
 func (s *session) keepWatch(ctx context.Context, path string) error {
 	set := func(ctx context.Context) (<-chan zk.Event, error) {
 		return retry(ctx, func() (<-chan zk.Event, error) {

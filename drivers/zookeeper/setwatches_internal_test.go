@@ -14,7 +14,7 @@ import (
 // A session with requests in flight survives its connection being dropped
 // again and again, and the client's reconnection races with nothing:
 // go-zookeeper v1.0.4 reads its last zxid to set its watches again while
-// its receiving goroutine may write it (see stallConn.gate), and the
+// its receiving goroutine may write it (see stallConn.Read), and the
 // session always has a watch, the one keepWatch keeps. Without the gate,
 // -race (as make test runs) stops this test at the first reconnection;
 // without the kept watch, every gate waits for its timer. With a digest
@@ -42,6 +42,10 @@ func testReconnect(t *testing.T, dsn string) {
 	}
 	defer s.close()
 	sid := s.zc.SessionID()
+	// The session's first connection ended after the kept watch's answer.
+	if got := s.cuts.Load(); got != 1 || !s.watched.Load() {
+		t.Fatalf("after openSession: %d connections ended after a watch's answer (want 1), watched %v (want true)", got, s.watched.Load())
+	}
 
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
