@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"log/slog"
 	"runtime"
 	"strings"
 	"testing"
@@ -54,6 +55,9 @@ func newImpl(t testing.TB, name string, addrs []string) impl {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Warnings (a cleanup that failed on a timed-out node) go to the
+		// test's log, not stderr, where they cut benchmark lines in half.
+		c.SetLogger(slog.New(slog.NewTextHandler(t.Output(), nil)))
 		im = ours{c}
 	case "redsync-goredis":
 		// go-redis at its defaults, as redsync's README has it.
