@@ -143,7 +143,7 @@ func (c *Connector) clientRoutes() *routes {
 // random so that clients spread over the members.
 func (c *Connector) memberRoutes(tc *tls.Config) *routes {
 	eps := c.s.endpoints()
-	rs := &routes{memberTimeout: c.cfg.MemberTimeout, reqTimeout: c.cfg.RequestTimeout}
+	rs := &routes{members: true, memberTimeout: c.cfg.MemberTimeout, reqTimeout: c.cfg.RequestTimeout}
 	for _, ep := range eps {
 		rs.all = append(rs.all, &route{name: ep, open: func() (*clientv3.Client, error) {
 			return c.newClient([]string{ep}, tc, rs.interceptor())

@@ -18,7 +18,8 @@ import (
 // asking every member for its status at once, and again whenever a
 // response shows a raft term newer than the one the leader was found in
 // (an election took place). Failing over (routes.do) still moves to any
-// member that answers; the next search moves the preference back.
+// member that answers, and starts a search that moves the preference back
+// to the leader.
 
 // leaderRetry is the pause after a search that found no leader (an
 // election under way), before a newer term may start another.
@@ -30,6 +31,7 @@ type leaderSearch struct {
 	mu     sync.Mutex
 	term   uint64 // the raft term the leader was found in; 0: not yet
 	busy   bool   // a search is under way
+	again  bool   // another search is wanted after it
 	closed bool
 	wg     sync.WaitGroup
 }
@@ -51,7 +53,7 @@ func (rs *routes) interceptor() grpc.DialOption {
 }
 
 // sawTerm starts a search in the background if term is newer than the
-// one the leader was found in and no search is under way.
+// one the leader was found in.
 func (rs *routes) sawTerm(term uint64) {
 	ls := &rs.leader
 	if term <= ls.known.Load() {
@@ -59,20 +61,54 @@ func (rs *routes) sawTerm(term uint64) {
 	}
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
-	if term <= ls.term || ls.busy || ls.closed {
+	if term <= ls.term {
+		return
+	}
+	rs.search()
+}
+
+// movedOff starts a search after a request that failed on the preferred
+// route (a member hung, down, or slow for a moment) made another route
+// the preferred: without it, the preference would stay with a follower
+// until the next election.
+func (rs *routes) movedOff() {
+	if !rs.members {
+		return
+	}
+	rs.leader.mu.Lock()
+	defer rs.leader.mu.Unlock()
+	rs.search()
+}
+
+// search starts a search for the leader in the background or, if one is
+// under way, another one after it. rs.leader.mu must be held.
+func (rs *routes) search() {
+	ls := &rs.leader
+	if ls.closed {
+		return
+	}
+	if ls.busy {
+		ls.again = true
 		return
 	}
 	ls.busy = true
 	ls.wg.Go(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), rs.memberTimeout)
-		found := rs.findLeader(ctx)
-		cancel()
-		if !found {
-			time.Sleep(leaderRetry)
+		for {
+			ctx, cancel := context.WithTimeout(context.Background(), rs.memberTimeout)
+			found := rs.findLeader(ctx)
+			cancel()
+			if !found {
+				time.Sleep(leaderRetry)
+			}
+			ls.mu.Lock()
+			if !ls.again || ls.closed {
+				ls.busy = false
+				ls.mu.Unlock()
+				return
+			}
+			ls.again = false
+			ls.mu.Unlock()
 		}
-		ls.mu.Lock()
-		ls.busy = false
-		ls.mu.Unlock()
 	})
 }
 

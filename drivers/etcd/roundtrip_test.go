@@ -176,5 +176,67 @@ func TestRoutes_preferTheLeader(t *testing.T) {
 			t.Fatalf("10s after the election, requests go to %s; the leader is %s (members %v)", got, next, hosts(cl.eps))
 		}
 		time.Sleep(20 * time.Millisecond)
+		if n%25 == 24 {
+			// On a loaded machine the two members may elect again.
+			next = leaderOf(t, others, 20*time.Second)
+		}
+	}
+}
+
+// A request that fails over from a hung leader to a follower (the hang
+// shorter than an election) moves the preference to that follower; a
+// search then moves it back to the leader, with no new term to start one.
+func TestRoutes_backToTheLeaderAfterAFailover(t *testing.T) {
+	cl := theCluster(t)
+	cl.healthy(t, 30*time.Second)
+	connector, err := etcd.Driver{}.OpenConnector(dsn(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxFor(t, time.Minute)
+	cn, err := connector.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cn.Close()
+	leader := leaderOf(t, cl.eps, 10*time.Second)
+	isLeader := func(ep string) bool { return "http://"+ep == leader || ep == leader }
+	if got := etcd.PreferredForTest(cn); !isLeader(got) {
+		t.Fatalf("after Connect, requests go to %s; the leader is %s", got, leader)
+	}
+	i := slices.Index(cl.eps, leader)
+	cl.Hang(t, i)
+	resumed := false
+	defer func() {
+		if !resumed {
+			cl.Restart(t, i)
+		}
+	}()
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() {
+		_, err := cn.Acquire(ctx, "failover/"+randomHex(4), "v", time.Minute)
+		done <- err
+	}()
+	time.Sleep(memberTimeout + 200*time.Millisecond) // past the member timeout, short of an election (1s)
+	cl.Restart(t, i)
+	resumed = true
+	if err := <-done; err != nil {
+		t.Fatalf("Acquire across the leader's hang: %v", err)
+	}
+	if took := time.Since(start); took < memberTimeout {
+		t.Fatalf("Acquire took %v, less than the member timeout: it did not fail over, and the test shows nothing", took)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		leader = leaderOf(t, cl.eps, 10*time.Second) // the same one, unless the hang caused an election
+		got := etcd.PreferredForTest(cn)
+		if isLeader(got) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("5s after a failover, requests go to %s; the leader is %s", got, leader)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -76,6 +76,7 @@ func (r *route) avoided(now time.Time) bool { return r.avoidUntil.Load() > now.U
 type routes struct {
 	all           []*route
 	pref          atomic.Int32 // the route that answered last
+	members       bool         // a route per member (a connector opened by DSN)
 	memberTimeout time.Duration
 	reqTimeout    time.Duration
 	leader        leaderSearch // with a route per member
@@ -92,14 +93,20 @@ var errMemberTimeout = errors.New("no answer within the member timeout")
 func (rs *routes) do(ctx context.Context, op func(ctx context.Context, c *clientv3.Client) error) error {
 	rctx, cancel := context.WithTimeout(ctx, rs.reqTimeout)
 	defer cancel()
-	i := int(rs.pref.Load())
+	start := int(rs.pref.Load())
+	i := start
 	var last error
 	for n := 1; ; n++ {
 		r := rs.all[i]
 		err := rs.try(rctx, r, op)
 		switch {
 		case err == nil:
-			rs.pref.Store(int32(i))
+			// Only a request that moved on changes the preference, and
+			// only if nothing else did meanwhile (a search for the
+			// leader, another request that moved on).
+			if i != start && rs.pref.CompareAndSwap(int32(start), int32(i)) {
+				rs.movedOff()
+			}
 			return nil
 		case ctx.Err() != nil:
 			return fmt.Errorf("%w (last failure: %w)", ctx.Err(), cmpOr(last, err))
