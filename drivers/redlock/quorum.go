@@ -148,12 +148,17 @@ func (rd *round) do(i int) reply {
 	if !ok {
 		return reply{err: &NodeError{Node: node.String(), Err: errNodeHung}, unasked: true}
 	}
+	backoff := rd.r.rtt[i].backoff.Load()
 	yes, val, err := rd.ask(rd, rd.nctx, i, node)
 	end := time.Now()
 	b.done(rd.nctx, int64(end.Sub(rd.r.epoch)), probe, err)
-	if err == nil {
+	switch {
+	case err == nil:
 		rd.r.rtt[i].add(end.Sub(start))
-	} else {
+	case timedOut(rd.nctx, err):
+		rd.r.rtt[i].timedOut(backoff)
+		fallthrough
+	default:
 		err = &NodeError{Node: node.String(), Err: err}
 	}
 	return reply{yes: yes, val: val, err: err}

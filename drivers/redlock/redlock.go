@@ -47,7 +47,8 @@ type Option func(*config)
 // nodes' round trips, as TCP's does (3 smoothed round trips and 4 of their
 // variations, of the slowest node), between [DefaultNodeTimeout] and
 // [MaxNodeTimeout] (and at most a quarter of the TTL for acquisitions and
-// extensions); before a node's first answer it is the most. So the same
+// extensions); before a node's first answer it is the most, and after a
+// timeout it doubles, until the node answers again. So the same
 // defaults work on a LAN and on links of a few hundred milliseconds, and a
 // round never waits for a slow or dead minority: it decides at the
 // quorum's verdict.

@@ -15,10 +15,16 @@ const MaxNodeTimeout = time.Second
 // nothing.
 type rttEstimate struct {
 	srtt, rttvar atomic.Int64 // nanoseconds; 0: no answer yet
+	backoff      atomic.Int32 // doublings of the timeout since the last answer
 }
+
+// maxBackoff bounds rttEstimate.backoff: 32 times the timeout, which the
+// ceiling bounds sooner.
+const maxBackoff = 5
 
 // add takes the round trip of one answered request into the estimate.
 func (e *rttEstimate) add(sample time.Duration) {
+	e.backoff.Store(0)
 	s := int64(sample)
 	srtt := e.srtt.Load()
 	if srtt == 0 {
@@ -34,6 +40,18 @@ func (e *rttEstimate) add(sample time.Duration) {
 	e.srtt.Store(max((7*srtt+s)/8, 1))
 }
 
+// timedOut doubles the node's timeout after a request sent at backoff
+// level from timed out, as TCP backs off its retransmission timer, until
+// the node answers again: a timeout says the estimate was too short (a
+// loaded machine, a link that slowed down) or the node is hung, where the
+// breaker holds requests back anyway. Requests sent at one level that time
+// out together double it once.
+func (e *rttEstimate) timedOut(from int32) {
+	if from < maxBackoff {
+		e.backoff.CompareAndSwap(from, from+1)
+	}
+}
+
 // timeout is how long a request to the node may take: 3 smoothed round
 // trips and 4 variations, or 0 before the node's first answer.
 func (e *rttEstimate) timeout() time.Duration {
@@ -45,8 +63,9 @@ func (e *rttEstimate) timeout() time.Duration {
 }
 
 // roundTimeout is the timeout of a round's requests: the configured one,
-// or, by default, the longest of the nodes' adaptive timeouts, at least
-// DefaultNodeTimeout and at most MaxNodeTimeout or, for an acquisition or
+// or, by default, the longest of the nodes' adaptive timeouts, each at
+// least DefaultNodeTimeout and doubled for each timeout since the node's
+// last answer, and at most MaxNodeTimeout or, for an acquisition or
 // extension of ttl, a quarter of ttl (a round eats into the lock's
 // validity). Nodes that never answered are left out, unless none has
 // answered yet: then it is the most. (A node dead since the start must not
@@ -64,10 +83,13 @@ func (r *Redlock) roundTimeout(ttl time.Duration) time.Duration {
 	}
 	var t time.Duration
 	for i := range r.rtt {
-		t = max(t, r.rtt[i].timeout())
+		e := &r.rtt[i]
+		if est := e.timeout(); est > 0 {
+			t = max(t, max(est, DefaultNodeTimeout)<<e.backoff.Load())
+		}
 	}
 	if t == 0 {
 		return ceiling
 	}
-	return min(max(t, DefaultNodeTimeout), ceiling)
+	return min(t, ceiling)
 }

@@ -76,6 +76,40 @@ func TestNodeTimeout_shortOnFastLinks(t *testing.T) {
 	}
 }
 
+// Nodes that slow down past the timeout (a loaded machine, a link that got
+// slower) are not lost: each timeout doubles the next request's, until an
+// answer gives the estimate a round trip to learn from. With the timeout
+// fixed at the floor, every request would time out, and no answer would
+// ever come to adapt it.
+func TestNodeTimeout_backsOffAfterTimeouts(t *testing.T) {
+	r, fs := slowFakes(t, 5, time.Millisecond)
+	for range 10 {
+		if err := r.Ping(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range fs {
+		f.mu.Lock()
+		f.slow = 3 * DefaultNodeTimeout / 2
+		f.mu.Unlock()
+	}
+	failed := 0
+	for r.Ping(t.Context()) != nil {
+		if failed++; failed == 4 {
+			t.Fatalf("4 pings in a row failed on nodes that answer in %v: the timeout did not back off from %v (now %v)",
+				3*DefaultNodeTimeout/2, DefaultNodeTimeout, r.roundTimeout(10*time.Second))
+		}
+	}
+	for i := range 5 {
+		if err := r.Ping(t.Context()); err != nil {
+			t.Fatalf("ping %d after the first answer at the slower pace: %v", i, err)
+		}
+	}
+	if failed == 0 {
+		t.Error("no ping failed at the first slowdown: the test shows nothing")
+	}
+}
+
 // A node dead since the start does not make every round wait the longest.
 func TestNodeTimeout_deadNodeTakesTheOthers(t *testing.T) {
 	r, fs := slowFakes(t, 5, time.Millisecond)
