@@ -55,8 +55,13 @@ func TestExtend_otherTTLMovesNodeKeepsToken(t *testing.T) {
 	l2.Release(ctx)
 }
 
+// children lists path's children as the leader has them: a member's own
+// reads may lag behind (the sync makes it catch up first).
 func children(t testing.TB, zc *zk.Conn, path string) []string {
 	t.Helper()
+	if _, err := zc.Sync(path); err != nil {
+		t.Fatalf("Sync(%s): %v", path, err)
+	}
 	kids, _, err := zc.Children(path)
 	if err != nil {
 		t.Fatalf("Children(%s): %v", path, err)

@@ -2,7 +2,6 @@ package zookeeper
 
 import (
 	"encoding/binary"
-	"errors"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -37,18 +36,20 @@ type stallConn struct {
 
 	// The client's race (see Read).
 	writes     int                // packets written
-	gating     bool               // the connection resumed a session that has watches: gate
+	gating     bool               // the connection resumed a session that has watches
+	needSW     int                // setWatches writes that open the gate (gating)
+	seenSW     int                // setWatches written here
 	watchXids  map[int32]struct{} // unanswered requests that set a watch
-	ending     bool               // a connection that does not gate delivered a watch's answer: it ends
-	watchesSet chan struct{}      // closed once setWatches is written
-	gated      bool               // the gate was met once: no more
+	rewriting  bool               // responses' zxids are zeroed (not gating, see Read)
+	watchesSet chan struct{}      // closed when the gate may open
+	gated      bool               // a response was held once: no more
 	hold       bool               // the Read being scanned waits at the gate
 
 	// The packet being read.
 	hdr     [4]byte
 	hdrN    int
 	left    int // body bytes still to come
-	head    [12]byte
+	head    [16]byte
 	headN   int
 	packets int
 }
@@ -58,8 +59,9 @@ type connStats struct {
 	negotiated   atomic.Int64 // the session timeout, in ms, from the latest connect response
 	stalls       atomic.Int64 // connections closed for a stall
 	watched      atomic.Bool  // a watch's answer was delivered since the session began
-	cuts         atomic.Int64 // connections ended after a watch's answer (see stallConn.Read)
+	pendingSW    atomic.Int64 // setWatches requests made and not yet written, as far as is known
 	gateTimeouts atomic.Int64 // gates that opened on their timer
+	rewritten    atomic.Int64 // responses whose zxid was zeroed
 }
 
 func newStallConn(c net.Conn, timeout time.Duration, stats *connStats) *stallConn {
@@ -79,10 +81,6 @@ const (
 	opSetWatches   = 101
 )
 
-// errWatchesSet ends a new session's connection once a watch is set
-// through it (see Read).
-var errWatchesSet = errors.New("zookeeper: connection ended after the session's first watch, to resume the session with it")
-
 func (s *stallConn) Write(b []byte) (int, error) {
 	s.mu.Lock()
 	if s.outstanding == 0 {
@@ -96,7 +94,9 @@ func (s *stallConn) Write(b []byte) (int, error) {
 		// timeout, then the session id, 0 for a new session.
 		resumes := len(b) < 28 || binary.BigEndian.Uint64(b[20:28]) != 0
 		if !resumes {
-			s.stats.watched.Store(false) // the last session's watches are gone
+			// The last session's watches, and its setWatches requests, are gone.
+			s.stats.watched.Store(false)
+			s.stats.pendingSW.Store(0)
 		}
 		s.gating = resumes && s.stats.watched.Load()
 	case len(b) >= 12:
@@ -104,11 +104,14 @@ func (s *stallConn) Write(b []byte) (int, error) {
 		xid := int32(binary.BigEndian.Uint32(b[4:8]))
 		switch int32(binary.BigEndian.Uint32(b[8:12])) {
 		case opSetWatches:
-			select {
-			case <-s.watchesSet:
-			default:
-				close(s.watchesSet)
+			s.seenSW++
+			if s.stats.pendingSW.Add(-1) < 0 {
+				s.stats.pendingSW.Store(0)
 			}
+			if s.gating && s.seenSW >= s.needSW {
+				s.openGate()
+			}
+			s.rewriting = false // the client read its last zxid before this
 		case opExists, opGetData, opGetChildren, opGetChildren2:
 			if setsWatch(b[12:]) {
 				s.watchXids[xid] = struct{}{}
@@ -118,6 +121,15 @@ func (s *stallConn) Write(b []byte) (int, error) {
 	s.writes++
 	s.mu.Unlock()
 	return s.Conn.Write(b)
+}
+
+// openGate lets a response held at the gate through. s.mu must be held.
+func (s *stallConn) openGate() {
+	select {
+	case <-s.watchesSet:
+	default:
+		close(s.watchesSet)
+	}
 }
 
 // setsWatch reports whether a read request's body (a path, then the watch
@@ -140,42 +152,40 @@ func setsWatch(body []byte) bool {
 // between them (go-zookeeper/zk pull request #35, open since 2020). It is
 // harmless on amd64, but the race detector stops a -race program on it.
 // The read happens only if the client's table of watches is not empty, and
-// is then followed by the setWatches request, written through Write. So:
+// is then followed by a setWatches request, written through Write:
 //   - On a connection that resumes a session whose watches were set, the
-//     Read that completes the header of the first response with a zxid
-//     waits (see gate) until setWatches has been written: that orders the
-//     read before every write. The driver keeps a watch on every session
-//     it opens (see session.keepWatch), so there is a setWatches to wait
-//     for.
-//   - On any other connection (one that starts a session, or resumes one
-//     that never had a watch), the table is empty at first; the first
-//     watch enters it, under the table's lock, as the receiving goroutine
-//     takes in the watch's answer, after every write so far. A read after
-//     that lock is ordered after those writes, but not after later ones. So
-//     the connection delivers the answer of the first request that sets a
-//     watch, and ends there: the client resumes the session over a new
-//     connection, at once, with the watch to set again (the first case).
-//     Requests answered later fail with zk.ErrConnectionClosed and are
-//     tried again. Each new session costs one more connection.
+//     first response with a zxid waits (see gate) until this connection's
+//     setWatches is written, which orders the read before every write. If
+//     earlier connections of the session ended before writing theirs
+//     (queued, they go out first on the next connection), it waits for
+//     those too. The driver keeps a watch on every session it opens (see
+//     session.keepWatch), so there is a setWatches to wait for.
+//   - On any other connection (a new session's), the table is empty at
+//     first; the first watch enters it, under the table's lock, as the
+//     receiving goroutine takes in that watch's answer, which orders every
+//     write up to that answer before a read that comes after the lock. But
+//     the client may set its watches later than that (its goroutine
+//     delayed), and read the last zxid while later responses are taken in.
+//     So from the first watch's answer on, the zxid of every response is
+//     zeroed before the client sees it, and the client does not write it,
+//     until a setWatches is written here (the client has read by then).
+//     The client's last zxid stays that of the watch's answer until the
+//     next connection: it may then resume the session on a member that is
+//     behind by what it did since (the driver reads only after a sync or
+//     its own write, see the package documentation), and the member may
+//     fire watches for changes the client had seen (the driver sets them
+//     again). No response is held.
 //
-// Responses without a zxid pass (pings, watch events, the digest
-// credentials the client sends again first on each connection, answered
-// with zxid 0), so nothing the setWatches request queues behind is held.
-// Connections given to [New] are the caller's: the driver cannot do this
-// for them.
+// Responses without a zxid pass as they are (pings, watch events, the
+// digest credentials the client sends again first on each connection,
+// answered with zxid 0), so nothing that a setWatches request queues
+// behind is held. Connections given to [New] are the caller's: the driver
+// cannot do this for them.
 func (s *stallConn) Read(b []byte) (int, error) {
-	s.mu.Lock()
-	ending := s.ending
-	s.mu.Unlock()
-	if ending {
-		// Not closed here: the client closes it once its goroutines end,
-		// and a request it writes meanwhile fails as a lost connection's.
-		return 0, errWatchesSet
-	}
 	n, err := s.Conn.Read(b)
 	if n > 0 {
 		s.mu.Lock()
-		n = s.scan(b[:n])
+		s.scan(b[:n])
 		hold := s.hold
 		s.hold = false
 		s.mu.Unlock()
@@ -186,12 +196,12 @@ func (s *stallConn) Read(b []byte) (int, error) {
 	return n, err
 }
 
-// gate waits until setWatches has been written, and reports whether the
-// response held may be delivered: not if the connection was closed
-// meanwhile (the client's next read fails anyway). If the session has no
-// watch to set (its kept watch fired, and is not yet set again), nothing
-// reads the last zxid and no setWatches comes: the wait ends on a timer,
-// the stall timeout, once per connection.
+// gate waits until the setWatches writes it waits for were made (see
+// Read), and reports whether the response held may be delivered: not if
+// the connection was closed meanwhile (the client's next read fails
+// anyway). If the session has no watch to set after all (its kept watch
+// fired, and is not yet set again), nothing reads the last zxid and no
+// setWatches comes: the wait ends after the stall timeout.
 func (s *stallConn) gate() bool {
 	t := time.NewTimer(s.timeout)
 	defer t.Stop()
@@ -202,6 +212,7 @@ func (s *stallConn) gate() bool {
 		return false
 	case <-t.C:
 		s.stats.gateTimeouts.Add(1)
+		s.stats.pendingSW.Store(0) // counted one too many: start afresh
 		return true
 	}
 }
@@ -223,12 +234,8 @@ func (s *stallConn) shut() {
 	}
 }
 
-// scan follows the packets in b, read from the member, and returns how
-// many of its bytes the client may have: all of them, or those up to the
-// end of the packet after which a new session's connection ends. s.mu must
-// be held.
-func (s *stallConn) scan(b []byte) int {
-	n := len(b)
+// scan follows the packets in b, read from the member. s.mu must be held.
+func (s *stallConn) scan(b []byte) {
 	for len(b) > 0 {
 		if s.hdrN < 4 {
 			k := copy(s.hdr[s.hdrN:], b)
@@ -245,26 +252,40 @@ func (s *stallConn) scan(b []byte) int {
 		}
 		k := min(len(b), s.left)
 		if s.headN < len(s.head) {
+			from := s.headN
 			s.headN += copy(s.head[s.headN:], b[:k])
-			if s.headN == len(s.head) && s.packets > 0 && s.gating && !s.gated {
-				// A response's header: xid, then zxid.
-				xid := int32(binary.BigEndian.Uint32(s.head[:4]))
-				zxid := int64(binary.BigEndian.Uint64(s.head[4:12]))
-				if xid >= 0 && zxid > 0 {
-					s.hold, s.gated = true, true
-				}
+			if s.packets > 0 {
+				s.response(b[:k], from)
 			}
 		}
 		s.left -= k
 		b = b[k:]
 		if s.left == 0 {
 			s.packetDone()
-			if s.ending {
-				return n - len(b)
-			}
 		}
 	}
-	return n
+}
+
+// response looks at the bytes chunk of a response's body, which start at
+// offset from, as they come in: the xid (0-3), then the zxid (4-11). It
+// holds the first response with a zxid on a gating connection, and zeroes
+// the zxid while rewriting (see Read). s.mu must be held.
+func (s *stallConn) response(chunk []byte, from int) {
+	if s.headN < 4 || int32(binary.BigEndian.Uint32(s.head[:4])) < 0 {
+		return // the xid is not all here yet, or it is no reply's
+	}
+	if s.rewriting {
+		for i := max(from, 4); i < min(s.headN, 12); i++ {
+			chunk[i-from] = 0
+		}
+		if s.headN >= 12 && from < 12 {
+			s.stats.rewritten.Add(1)
+		}
+		return
+	}
+	if s.gating && !s.gated && s.headN >= 12 && from < 12 && int64(binary.BigEndian.Uint64(s.head[4:12])) > 0 {
+		s.hold, s.gated = true, true
+	}
 }
 
 // packetDone accounts for a packet received in full. s.mu must be held.
@@ -277,6 +298,12 @@ func (s *stallConn) packetDone() {
 		// The connect response: protocol version, timeout, session id...
 		if s.headN >= 8 {
 			s.stats.negotiated.Store(int64(int32(binary.BigEndian.Uint32(s.head[4:8]))))
+		}
+		if s.gating && s.headN >= 16 && binary.BigEndian.Uint64(s.head[8:16]) != 0 {
+			// The session goes on (not expired): the client sets its
+			// watches, after those of connections that ended before
+			// writing theirs.
+			s.needSW = int(s.stats.pendingSW.Add(1))
 		}
 		s.answered()
 	case s.headN >= 4 && int32(binary.BigEndian.Uint32(s.head[:4])) == -1:
@@ -291,9 +318,8 @@ func (s *stallConn) packetDone() {
 		if _, ok := s.watchXids[xid]; ok {
 			delete(s.watchXids, xid)
 			s.stats.watched.Store(true)
-			if !s.gating {
-				s.ending = true
-				s.stats.cuts.Add(1)
+			if !s.gating && s.seenSW == 0 {
+				s.rewriting = true
 			}
 		}
 	}

@@ -131,30 +131,94 @@ func TestStallConn_gateClosedDeliversNothing(t *testing.T) {
 	}
 }
 
-// A connection that starts a session delivers responses up to the answer
-// of its first request that sets a watch, and ends there; one that resumes
-// a session without watches does the same.
-func TestStallConn_newSessionEndsAfterFirstWatch(t *testing.T) {
-	for _, sid := range []int64{0, 42} {
-		s, sc, stats := newScripted(false)
-		s.Write(connectRequest(sid))
-		sc.in <- connectResponse()
-		<-readAsync(s)
-		s.Write(request(1, opExists, "/k", true))
-		s.Write(request(2, opGetData, "/a", false))
-		s.Write(request(3, opGetData, "/b", false))
-		two, one, three := response(2, 5), response(1, 6), response(3, 7)
-		sc.in <- append(append(append([]byte{}, two...), one...), three...)
+// On a connection that starts a session, responses pass as they are
+// until a watch's answer has; after it, they pass with their zxid zeroed,
+// until the client writes a setWatches (it read its last zxid by then).
+// Nothing is held.
+func TestStallConn_newSessionZeroesZxidAfterFirstWatch(t *testing.T) {
+	s, sc, stats := newScripted(false)
+	s.Write(connectRequest(0))
+	sc.in <- connectResponse()
+	<-readAsync(s)
+	zxidOf := func(r []byte) int64 {
+		t.Helper()
 		buf := make([]byte, 512)
-		n, err := s.Read(buf)
-		if err != nil || n != len(two)+len(one) {
-			t.Fatalf("session %d: Read = %d, %v; want the %d bytes up to the watch's answer", sid, n, err, len(two)+len(one))
+		sc.in <- r
+		done := make(chan int64, 1)
+		go func() {
+			n, err := s.Read(buf)
+			if err != nil || n != len(r) {
+				t.Errorf("Read = %d, %v; want %d bytes", n, err, len(r))
+			}
+			done <- int64(binary.BigEndian.Uint64(buf[8:16]))
+		}()
+		select {
+		case z := <-done:
+			return z
+		case <-time.After(5 * time.Second):
+			t.Fatal("a response was held")
+			return 0
 		}
-		if n, err := s.Read(buf); n != 0 || !errors.Is(err, errWatchesSet) {
-			t.Fatalf("session %d: the Read after the watch's answer = %d, %v; want 0, errWatchesSet", sid, n, err)
+	}
+	s.Write(request(1, opGetData, "/a", false))
+	s.Write(request(2, opExists, "/k", true))
+	s.Write(request(3, opGetData, "/b", false))
+	s.Write(request(4, opGetData, "/c", false))
+	if z := zxidOf(response(1, 5)); z != 5 {
+		t.Errorf("before any watch: zxid %d, want 5", z)
+	}
+	if z := zxidOf(response(2, 6)); z != 6 {
+		t.Errorf("the watch's answer: zxid %d, want 6", z)
+	}
+	if !stats.watched.Load() {
+		t.Fatal("a watch's answer was delivered, and the session is not known to have a watch")
+	}
+	if z := zxidOf(response(3, 7)); z != 0 {
+		t.Errorf("after the watch's answer: zxid %d, want 0", z)
+	}
+	if z := zxidOf(packet(int32(-1), int64(8), int32(0), int32(2), int32(3), "/k")); z != 8 {
+		t.Errorf("a watch event: zxid %d, want it untouched (8)", z)
+	}
+	s.Write(request(5, opSetWatches, "", false))
+	if z := zxidOf(response(4, 9)); z != 9 {
+		t.Errorf("after setWatches: zxid %d, want 9", z)
+	}
+	if got := stats.rewritten.Load(); got != 1 {
+		t.Errorf("%d responses rewritten, want 1", got)
+	}
+}
+
+// A connection that resumes a session and ends before writing its
+// setWatches leaves it queued: it goes out first on the next connection,
+// made before that connection's own, and does not open its gate.
+func TestStallConn_earlierSetWatchesDoNotOpenTheGate(t *testing.T) {
+	first, sc1, stats := newScripted(true)
+	first.Write(connectRequest(42))
+	sc1.in <- connectResponse()
+	<-readAsync(first)
+	first.Close() // before its setWatches was written
+
+	sc2 := &scriptConn{in: make(chan []byte, 8)}
+	s := newStallConn(sc2, time.Minute, stats)
+	s.Write(connectRequest(42))
+	sc2.in <- connectResponse()
+	<-readAsync(s)
+	s.Write(request(1, opSetWatches, "", false)) // the first connection's
+	s.Write(request(2, opGetData, "/a", false))
+	sc2.in <- response(2, 100)
+	read := readAsync(s)
+	select {
+	case err := <-read:
+		t.Fatalf("the earlier connection's setWatches opened the gate (err %v)", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	s.Write(request(3, opSetWatches, "", false)) // this connection's
+	select {
+	case err := <-read:
+		if err != nil {
+			t.Fatal(err)
 		}
-		if !stats.watched.Load() || stats.cuts.Load() != 1 {
-			t.Errorf("session %d: watched %v, cuts %d; want true, 1", sid, stats.watched.Load(), stats.cuts.Load())
-		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the response was still held 5s after this connection's setWatches was written")
 	}
 }
