@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/distlock/lock"
+	"github.com/distlock/lock/driver"
 	"github.com/distlock/lock/drivers/etcd"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
@@ -131,6 +132,27 @@ func leaderOf(t *testing.T, eps []string, d time.Duration) string {
 	}
 }
 
+// connectToLeader connects a connector opened by DSN (closed when the test
+// ends), and checks that it sends requests to the cluster's leader, which
+// it returns.
+func connectToLeader(t *testing.T, ctx context.Context, cl *cluster) (driver.Conn, string) {
+	t.Helper()
+	connector, err := etcd.Driver{}.OpenConnector(dsn(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cn, err := connector.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cn.Close() })
+	leader := leaderOf(t, cl.eps, 10*time.Second)
+	if got := etcd.PreferredForTest(cn); "http://"+got != leader && got != leader {
+		t.Fatalf("after Connect, requests go to %s; the leader is %s", got, leader)
+	}
+	return cn, leader
+}
+
 // Requests go to the leader, found at Connect and again after an election:
 // killing the leader moves them to the new one once a response shows the
 // new term.
@@ -144,20 +166,8 @@ func TestRoutes_preferTheLeader(t *testing.T) {
 		}
 		return out
 	}
-	connector, err := etcd.Driver{}.OpenConnector(dsn(t))
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx := ctxFor(t, time.Minute)
-	cn, err := connector.Connect(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cn.Close()
-	leader := leaderOf(t, cl.eps, 10*time.Second)
-	if got := etcd.PreferredForTest(cn); "http://"+got != leader && got != leader {
-		t.Fatalf("after Connect, requests go to %s; the leader is %s", got, leader)
-	}
+	cn, leader := connectToLeader(t, ctx, cl)
 	i := slices.Index(cl.eps, leader)
 	cl.Kill(t, i)
 	defer cl.Restart(t, i)
@@ -189,21 +199,9 @@ func TestRoutes_preferTheLeader(t *testing.T) {
 func TestRoutes_backToTheLeaderAfterAFailover(t *testing.T) {
 	cl := theCluster(t)
 	cl.healthy(t, 30*time.Second)
-	connector, err := etcd.Driver{}.OpenConnector(dsn(t))
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx := ctxFor(t, time.Minute)
-	cn, err := connector.Connect(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cn.Close()
-	leader := leaderOf(t, cl.eps, 10*time.Second)
+	cn, leader := connectToLeader(t, ctx, cl)
 	isLeader := func(ep string) bool { return "http://"+ep == leader || ep == leader }
-	if got := etcd.PreferredForTest(cn); !isLeader(got) {
-		t.Fatalf("after Connect, requests go to %s; the leader is %s", got, leader)
-	}
 	i := slices.Index(cl.eps, leader)
 	cl.Hang(t, i)
 	resumed := false

@@ -95,8 +95,8 @@ func IsTimeout(err error) bool {
 }
 
 // done records the outcome of an admitted request, sent under nctx,
-// ended at now.
-func (b *breaker) done(nctx context.Context, now int64, probe bool, err error) {
+// ended at now, and reports whether it timed out.
+func (b *breaker) done(nctx context.Context, now int64, probe bool, err error) (timeout bool) {
 	b.inflight.Add(-1)
 	switch {
 	case err == nil:
@@ -104,8 +104,10 @@ func (b *breaker) done(nctx context.Context, now int64, probe bool, err error) {
 		b.answered.Store(now)
 	case timedOut(nctx, err):
 		b.timeouts.Add(1)
+		timeout = true
 	}
 	if probe {
 		b.probing.Store(false)
 	}
+	return timeout
 }

@@ -151,14 +151,13 @@ func (rd *round) do(i int) reply {
 	backoff := rd.r.rtt[i].backoff.Load()
 	yes, val, err := rd.ask(rd, rd.nctx, i, node)
 	end := time.Now()
-	b.done(rd.nctx, int64(end.Sub(rd.r.epoch)), probe, err)
-	switch {
-	case err == nil:
+	timeout := b.done(rd.nctx, int64(end.Sub(rd.r.epoch)), probe, err)
+	if err == nil {
 		rd.r.rtt[i].add(end.Sub(start))
-	case timedOut(rd.nctx, err):
-		rd.r.rtt[i].timedOut(backoff)
-		fallthrough
-	default:
+	} else {
+		if timeout {
+			rd.r.rtt[i].timedOut(backoff)
+		}
 		err = &NodeError{Node: node.String(), Err: err}
 	}
 	return reply{yes: yes, val: val, err: err}

@@ -75,6 +75,17 @@ func readAsync(s *stallConn) <-chan error {
 	return done
 }
 
+// handshake writes a connect request for session sid (0: a new one) and
+// delivers the member's answer.
+func handshake(t *testing.T, s *stallConn, sc *scriptConn, sid int64) {
+	t.Helper()
+	s.Write(connectRequest(sid))
+	sc.in <- connectResponse()
+	if err := <-readAsync(s); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func newScripted(watched bool) (*stallConn, *scriptConn, *connStats) {
 	stats := &connStats{}
 	stats.watched.Store(watched)
@@ -87,11 +98,7 @@ func newScripted(watched bool) (*stallConn, *scriptConn, *connStats) {
 // written; responses without one pass at once.
 func TestStallConn_gateHoldsZxidUntilSetWatches(t *testing.T) {
 	s, sc, _ := newScripted(true)
-	s.Write(connectRequest(42))
-	sc.in <- connectResponse()
-	if err := <-readAsync(s); err != nil {
-		t.Fatal(err)
-	}
+	handshake(t, s, sc, 42)
 	sc.in <- response(-2, 0) // a ping's answer
 	if err := <-readAsync(s); err != nil {
 		t.Fatal(err)
@@ -119,9 +126,7 @@ func TestStallConn_gateHoldsZxidUntilSetWatches(t *testing.T) {
 // it.
 func TestStallConn_gateClosedDeliversNothing(t *testing.T) {
 	s, sc, _ := newScripted(true)
-	s.Write(connectRequest(42))
-	sc.in <- connectResponse()
-	<-readAsync(s)
+	handshake(t, s, sc, 42)
 	sc.in <- response(1, 100)
 	read := readAsync(s)
 	time.Sleep(10 * time.Millisecond)
@@ -137,9 +142,7 @@ func TestStallConn_gateClosedDeliversNothing(t *testing.T) {
 // Nothing is held.
 func TestStallConn_newSessionZeroesZxidAfterFirstWatch(t *testing.T) {
 	s, sc, stats := newScripted(false)
-	s.Write(connectRequest(0))
-	sc.in <- connectResponse()
-	<-readAsync(s)
+	handshake(t, s, sc, 0)
 	zxidOf := func(r []byte) int64 {
 		t.Helper()
 		buf := make([]byte, 512)
@@ -193,16 +196,12 @@ func TestStallConn_newSessionZeroesZxidAfterFirstWatch(t *testing.T) {
 // made before that connection's own, and does not open its gate.
 func TestStallConn_earlierSetWatchesDoNotOpenTheGate(t *testing.T) {
 	first, sc1, stats := newScripted(true)
-	first.Write(connectRequest(42))
-	sc1.in <- connectResponse()
-	<-readAsync(first)
+	handshake(t, first, sc1, 42)
 	first.Close() // before its setWatches was written
 
 	sc2 := &scriptConn{in: make(chan []byte, 8)}
 	s := newStallConn(sc2, time.Minute, stats)
-	s.Write(connectRequest(42))
-	sc2.in <- connectResponse()
-	<-readAsync(s)
+	handshake(t, s, sc2, 42)
 	s.Write(request(1, opSetWatches, "", false)) // the first connection's
 	s.Write(request(2, opGetData, "/a", false))
 	sc2.in <- response(2, 100)
