@@ -3,13 +3,14 @@ package redlock
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/distlock/lock/driver"
 )
 
-// keyLedBy returns a key whose woken acquisitions ask node i of r first.
+// keyLedBy returns a key whose releases node i of r announces.
 func keyLedBy(t *testing.T, r *Redlock, i int) string {
 	t.Helper()
 	for n := range 1000 {
@@ -29,49 +30,50 @@ func (f *fakeNode) askedCount() int {
 }
 
 // wokenAttempt watches key (until the test ends) and has an announcement
-// wake the watcher: the next Acquire of key is one that follows a release.
-func wokenAttempt(t *testing.T, r *Redlock, key string) {
+// from node from wake the watcher: the next Acquire of key is one that
+// follows a release.
+func wokenAttempt(t *testing.T, r *Redlock, key string, from int) {
 	t.Helper()
 	w, err := r.Watch(t.Context(), key)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { w.Close() })
-	r.subs.announce(r.channel(key), "previous")
+	r.subs.announce(from, r.channel(key), "previous")
 	if !released(w, time.Second) {
 		t.Fatal("the announcement did not wake the watcher")
 	}
 }
 
-// TestAcquire_wokenAsksTheLeadFirst: an attempt that follows a release
-// asks the key's lead node alone first. Held there by a rival, it is
-// refused without a request to any other node (rivals woken by the same
-// release do not split the votes); granted there, it goes on to the
-// others and takes the quorum; an attempt that follows no release asks
-// every node at once.
-func TestAcquire_wokenAsksTheLeadFirst(t *testing.T) {
+// TestAcquire_wokenAsksTheAnnouncerFirst: an attempt that follows a
+// release asks the node that announced it alone first. Held there by a
+// rival, it is refused without a request to any other node (rivals woken
+// by the same release do not split the votes); granted there, it goes on
+// to the others and takes the quorum; an attempt that follows no release
+// asks every node at once.
+func TestAcquire_wokenAsksTheAnnouncerFirst(t *testing.T) {
 	r, fs := fakes(t, 5)
-	key := keyLedBy(t, r, 2)
+	key := keyLedBy(t, r, 0) // not the announcer below: the attempt follows the announcement, not the hash
 	lk := r.lockKey(key)
-	wokenAttempt(t, r, key)
+	wokenAttempt(t, r, key, 2)
 	fs[2].hold(lk, "rival", time.Minute)
 	before := make([]int, len(fs))
 	for i, f := range fs {
 		before[i] = f.askedCount()
 	}
 	if _, err := r.Acquire(t.Context(), key, "mine", time.Minute); !errors.Is(err, driver.ErrHeld) {
-		t.Fatalf("woken Acquire with the lead held by a rival: %v, want ErrHeld", err)
+		t.Fatalf("woken Acquire with the announcer held by a rival: %v, want ErrHeld", err)
 	}
 	for i, f := range fs {
 		if got := f.askedCount() - before[i]; i != 2 && got != 0 {
-			t.Errorf("node %d was asked %d times: a woken attempt the lead refused went on to it", i, got)
+			t.Errorf("node %d was asked %d times: a woken attempt the announcer refused went on to it", i, got)
 		}
 	}
 
 	// No release since: the next attempt asks every node, and wins on the
 	// four the rival does not hold.
 	if _, err := r.Acquire(t.Context(), key, "mine", time.Minute); err != nil {
-		t.Fatalf("Acquire after no release, with only the lead held: %v", err)
+		t.Fatalf("Acquire after no release, with only the announcer held: %v", err)
 	}
 	if err := r.Release(t.Context(), key, "mine"); err != nil {
 		t.Fatal(err)
@@ -81,7 +83,7 @@ func TestAcquire_wokenAsksTheLeadFirst(t *testing.T) {
 	fs[2].mu.Lock()
 	delete(fs[2].keys, lk)
 	fs[2].mu.Unlock()
-	r.subs.announce(r.channel(key), "another")
+	r.subs.announce(2, r.channel(key), "another")
 	if _, err := r.Acquire(t.Context(), key, "mine2", time.Minute); err != nil {
 		t.Fatalf("woken Acquire with every node free: %v", err)
 	}
@@ -94,7 +96,7 @@ func TestAcquire_wokenAsksTheLeadFirst(t *testing.T) {
 		case v == "mine2":
 			held++
 		case i == 2:
-			t.Errorf("the lead holds %q, want the lock", v)
+			t.Errorf("the announcer holds %q, want the lock", v)
 		}
 	}
 	if held < 3 {
@@ -102,8 +104,8 @@ func TestAcquire_wokenAsksTheLeadFirst(t *testing.T) {
 	}
 }
 
-// TestAcquire_wokenGoesOnWithoutALeadThatFails: a woken attempt whose lead
-// fails or seems hung still wins on a quorum of the others.
+// TestAcquire_wokenGoesOnWithoutALeadThatFails: a woken attempt whose
+// announcer fails or seems hung still wins on a quorum of the others.
 func TestAcquire_wokenGoesOnWithoutALeadThatFails(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
@@ -114,8 +116,8 @@ func TestAcquire_wokenGoesOnWithoutALeadThatFails(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, fs := fakes(t, 3)
-			key := keyLedBy(t, r, 1)
-			wokenAttempt(t, r, key)
+			const key = "k"
+			wokenAttempt(t, r, key, 1)
 			tc.breakLead(r, fs[1])
 			if _, err := r.Acquire(t.Context(), key, "mine", time.Minute); err != nil {
 				t.Fatalf("woken Acquire, lead broken: %v", err)
@@ -158,5 +160,121 @@ func TestLead_agreesAcrossNodeOrders(t *testing.T) {
 		if n < 100 {
 			t.Errorf("node %d leads %d of 1000 keys: the leads do not spread (%v)", i, n, per)
 		}
+	}
+}
+
+// announcedBy returns how many announcements each of fs has made.
+func announcedBy(fs []*fakeNode) []int {
+	n := make([]int, len(fs))
+	for i, f := range fs {
+		f.mu.Lock()
+		n[i] = f.published
+		f.mu.Unlock()
+	}
+	return n
+}
+
+// TestRelease_announcesOnce: a release is announced by the key's lead
+// alone, and wakes a waiter of another client; if the lead timed out
+// lately, by every node that releases the key; if the lead does not
+// release it (it failed, or never held the key), by the nodes that do,
+// once the release's requests have ended.
+func TestRelease_announcesOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		setup func(r *Redlock, fs []*fakeNode, lk string) // before the release
+		want  []int                                       // announcements by node; node 2 leads the key
+	}{
+		{"lead healthy", func(*Redlock, []*fakeNode, string) {}, []int{0, 0, 1, 0, 0}},
+		{"lead timed out lately", func(r *Redlock, _ []*fakeNode, _ string) { r.breakers[2].timeouts.Store(1) }, []int{1, 1, 1, 1, 1}},
+		{"lead lost the key", func(_ *Redlock, fs []*fakeNode, lk string) {
+			fs[2].mu.Lock()
+			delete(fs[2].keys, lk)
+			fs[2].mu.Unlock()
+		}, []int{1, 1, 0, 1, 1}},
+		{"lead hangs", func(_ *Redlock, fs []*fakeNode, _ string) { fs[2].setHang(true) }, []int{1, 1, 0, 1, 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, fs := fakes(t, 5)
+			waiter, _ := fakesOn(t, fs)
+			key := keyLedBy(t, r, 2)
+			if _, err := r.Acquire(t.Context(), key, "mine", time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			w, err := waiter.Watch(t.Context(), key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Close()
+			tc.setup(r, fs, r.lockKey(key))
+			if err := r.Release(t.Context(), key, "mine"); err != nil {
+				t.Fatal(err)
+			}
+			if !released(w, 5*time.Second) {
+				t.Fatal("the release did not wake the other client's waiter")
+			}
+			// The fallback's announcements come after the round's last
+			// request has ended: wait for them.
+			want := 0
+			for _, n := range tc.want {
+				want += n
+			}
+			deadline := time.Now().Add(5 * time.Second)
+			got := announcedBy(fs)
+			for sum(got) < want && time.Now().Before(deadline) {
+				time.Sleep(time.Millisecond)
+				got = announcedBy(fs)
+			}
+			time.Sleep(20 * time.Millisecond) // and for any announcement too many
+			if got = announcedBy(fs); !slices.Equal(got, tc.want) {
+				t.Errorf("announcements by node: %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func sum(xs []int) (n int) {
+	for _, x := range xs {
+		n += x
+	}
+	return n
+}
+
+// TestWatch_waitsForEveryConnectedNode: a Watch returns once every node
+// whose connection is up confirmed the subscription (the one that will
+// announce the next release may be any), or, when one is slower than the
+// Watch's timer, once a quorum did.
+func TestWatch_waitsForEveryConnectedNode(t *testing.T) {
+	r, fs := fakes(t, 3) // node timeout 200ms: the Watch's timer
+	// Connect, so that the next Watch finds the connections up.
+	w0, err := r.Watch(t.Context(), "warm-up")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w0.Close()
+
+	fs[2].mu.Lock()
+	fs[2].confirmDelay = 50 * time.Millisecond
+	fs[2].mu.Unlock()
+	w, err := r.Watch(t.Context(), "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if !fs[2].subscribed(r.channel("k")) {
+		t.Error("the Watch returned before the slow node confirmed its subscription")
+	}
+
+	fs[2].mu.Lock()
+	fs[2].confirmDelay = 2 * time.Second
+	fs[2].mu.Unlock()
+	start := time.Now()
+	w2, err := r.Watch(t.Context(), "k2")
+	if err != nil {
+		t.Fatalf("Watch with a quorum confirmed and one node slow: %v", err)
+	}
+	defer w2.Close()
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("the Watch took %v: it waited for the slow node past its timer", took)
 	}
 }

@@ -62,10 +62,12 @@ type round struct {
 	timeout   time.Duration      // the node timeout, nctx's
 
 	// What the askFuncs need.
-	args   []any        // the command, or the script call, sent to every node
-	script *Script      // the script of args, if it is one
-	prior  *round       // a release's straggling acquisition, the acquisition a fence follows, or an acquisition's failed predecessor being undone
-	seen   []inspection // for an inspection: what each node holds, by node (see askInspect)
+	args    []any        // the command, or the script call, sent to every node
+	quiet   []any        // for a release that only its lead announces: the script call for the other nodes
+	channel string       // and the channel it announces on
+	script  *Script      // the script of args, if it is one
+	prior   *round       // a release's straggling acquisition, the acquisition a fence follows, or an acquisition's failed predecessor being undone
+	seen    []inspection // for an inspection: what each node holds, by node (see askInspect)
 
 	// For acquisitions: whether to undo a failure, with what, which
 	// nodes' requests have ended, and a channel closed when all have, so
@@ -186,9 +188,28 @@ func (rd *round) async(i int) {
 	}
 	if rd.running.Add(-1) == 0 {
 		rd.cancel()
+		if rd.quiet != nil && !rd.results[rd.lead].yes {
+			rd.announceElsewhere()
+		}
 		if rd.allEnded != nil {
 			close(rd.allEnded)
 			rd.r.untrack(rd)
+		}
+	}
+}
+
+// announceElsewhere announces a release that its lead did not carry out
+// (and so did not announce) on the nodes that did; it runs once every
+// request of the round has ended, so that no announcement overtakes its
+// node's release.
+func (rd *round) announceElsewhere() {
+	ctx, cancel := context.WithTimeout(context.Background(), max(cleanupTimeout, rd.r.roundTimeout(0)))
+	defer cancel()
+	for i, rep := range rd.results {
+		if rep.yes {
+			// Best effort, like the announcement itself: waiters that miss
+			// it try again at their retry strategy's pace.
+			rd.nodes[i].Do(ctx, []any{"PUBLISH", rd.channel, rd.value}) //nolint:errcheck
 		}
 	}
 }

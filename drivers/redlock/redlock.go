@@ -222,15 +222,15 @@ func (r *Redlock) Acquire(ctx context.Context, key, value string, ttl time.Durat
 	}
 	rd.undo, rd.lk, rd.value, rd.ttl = true, lk, value, ttl
 	rd.prior = r.beingUndone(lk)
-	ch, heard, fresh, watched := r.subs.announcements(key)
-	if fresh && len(r.nodes) > 1 {
+	ch, heard, from, fresh, watched := r.subs.announcements(key)
+	if fresh && len(r.nodes) > 1 && r.breakers[from].timeouts.Load() == 0 {
 		// Woken by a release: the client's rivals likely were too. Asked
 		// at once, the nodes would split their votes among them, often so
-		// that none wins; asked through the key's lead node first, the one
-		// it grants goes on to the others and the rest stop there.
-		if lead := r.lead(lk); r.breakers[lead].timeouts.Load() == 0 {
-			rd.leadFirst, rd.lead = true, lead
-		}
+		// that none wins; asked through the node that announced the
+		// release first (it has released the key, and the rivals heard
+		// the same node), the one it grants goes on to the others and the
+		// rest stop there.
+		rd.leadFirst, rd.lead = true, from
 	}
 	rd.start()
 	var lease driver.Lease
@@ -293,12 +293,19 @@ func askOne(rd *round, ctx context.Context, _ int, n Node) (bool, int64, error) 
 	return err == nil && v == 1, v, err
 }
 
-// askRelease is askOne, after the node's straggling acquisition, if any.
+// askRelease runs the release script, after the node's straggling
+// acquisition, if any, and with the round's quiet arguments (no
+// announcement) on every node but the one that announces.
 func askRelease(rd *round, ctx context.Context, i int, n Node) (bool, int64, error) {
 	if rd.prior != nil {
 		rd.prior.waitEnded(ctx, i) // never overtake this node's own SET
 	}
-	return askOne(rd, ctx, i, n)
+	args := rd.args
+	if rd.quiet != nil && i != rd.lead {
+		args = rd.quiet
+	}
+	v, err := run(ctx, n, rd.script, args)
+	return err == nil && v == 1, v, err
 }
 
 // askFence is askOne on the nodes where the acquisition took the lock.
@@ -409,10 +416,24 @@ func (r *Redlock) undo(ctx context.Context, n Node, lk, value string) {
 	run(ctx, n, undoScript, undoScript.call([]string{lk}, value)) //nolint:errcheck
 }
 
-// Release deletes key on every node where value holds it.
+// Release deletes key on every node where value holds it, and announces
+// the release on one node, the key's lead, for its waiters: each node's
+// announcement would wake every waiter of every client (the messages and
+// the attempts they start crowd out the handoff on a small machine), and
+// the waiters' attempts ask the announcing node first, which has released
+// the key. If the lead timed out lately, every node that releases the key
+// announces it; if the lead did not release it (it failed, or never held
+// the key), the nodes that did announce it once every request has ended.
 func (r *Redlock) Release(ctx context.Context, key, value string) error {
-	rd := r.newRound(ctx, askRelease, releaseScript.call([]string{r.lockKey(key)}, value, r.channel(key)))
+	lk, ch := r.lockKey(key), r.channel(key)
+	rd := r.newRound(ctx, askRelease, releaseScript.call([]string{lk}, value, ch))
 	rd.script, rd.prior = releaseScript, r.straggling(value)
+	if len(r.nodes) > 1 {
+		if lead := r.lead(lk); r.breakers[lead].timeouts.Load() == 0 {
+			rd.lead, rd.quiet = lead, releaseScript.call([]string{lk}, value, "")
+			rd.channel, rd.value = ch, value
+		}
+	}
 	// A Release returns at a quorum's verdict, and its caller may cancel
 	// its context at once: the requests still out must not end with it,
 	// or the key stays held on their nodes, and unannounced, until its TTL.

@@ -37,7 +37,9 @@ type fakeNode struct {
 	asked                int           // commands received
 	waiting, peakWaiting int           // commands hung, now and at most
 
-	undoDelay time.Duration // before an undo takes effect
+	undoDelay    time.Duration // before an undo takes effect
+	published    int           // announcements made
+	confirmDelay time.Duration // before a subscription takes effect and is confirmed
 }
 
 func newFake(name string) *fakeNode {
@@ -116,6 +118,9 @@ func (f *fakeNode) Do(ctx context.Context, args []any) (any, error) {
 	switch name {
 	case "PING":
 		return "PONG", nil
+	case "PUBLISH":
+		f.publish(args[1].(string), args[2].(string))
+		return int64(len(f.subs)), nil
 	case "SET":
 		k, v := args[1].(string), args[2].(string)
 		f.log = append(f.log, "SET "+v)
@@ -136,7 +141,7 @@ func (f *fakeNode) Do(ctx context.Context, args []any) (any, error) {
 			f.log = append(f.log, "RELEASE "+v)
 			if f.keys[k] == v {
 				delete(f.keys, k)
-				if sha == releaseScript.SHA {
+				if sha == releaseScript.SHA && args[5].(string) != "" {
 					f.publish(args[5].(string), v)
 				}
 				return int64(1), nil
@@ -208,6 +213,7 @@ func (f *fakeNode) Subscribe(context.Context) (Subscriber, error) {
 // publish sends payload on channel to the node's subscribers. f.mu must
 // be held.
 func (f *fakeNode) publish(channel, payload string) {
+	f.published++
 	for _, sub := range f.subs {
 		sub.deliver(channel, Event{Kind: Message, Channel: channel, Payload: payload})
 	}
@@ -262,10 +268,23 @@ func (s *fakeSub) deliver(channel string, ev Event) {
 }
 
 func (s *fakeSub) Subscribe(_ context.Context, ch string) error {
-	s.mu.Lock()
-	s.chans[ch] = true
-	s.mu.Unlock()
-	s.events <- Event{Kind: Subscribed, Channel: ch}
+	s.node.mu.Lock()
+	delay := s.node.confirmDelay
+	s.node.mu.Unlock()
+	confirm := func() {
+		s.mu.Lock()
+		s.chans[ch] = true
+		s.mu.Unlock()
+		select {
+		case s.events <- Event{Kind: Subscribed, Channel: ch}:
+		case <-s.closed:
+		}
+	}
+	if delay > 0 {
+		time.AfterFunc(delay, confirm)
+		return nil
+	}
+	confirm()
 	return nil
 }
 
@@ -302,6 +321,22 @@ func fakes(t *testing.T, n int, opts ...Option) (*Redlock, []*fakeNode) {
 	for i := range fs {
 		fs[i] = newFake(fmt.Sprintf("node%d", i))
 		nodes[i] = fs[i]
+	}
+	r, err := New(nodes, append([]Option{WithNodeTimeout(200 * time.Millisecond)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r, fs
+}
+
+// fakesOn returns another client of the nodes fs, as a second process
+// would have.
+func fakesOn(t *testing.T, fs []*fakeNode, opts ...Option) (*Redlock, []*fakeNode) {
+	t.Helper()
+	nodes := make([]Node, len(fs))
+	for i, f := range fs {
+		nodes[i] = f
 	}
 	r, err := New(nodes, append([]Option{WithNodeTimeout(200 * time.Millisecond)}, opts...)...)
 	if err != nil {
@@ -614,15 +649,15 @@ func TestWatch_wakesAtOnceAfterAnnouncementsDuringARefusedAttempt(t *testing.T) 
 		t.Fatal(err)
 	}
 	defer w.Close()
-	s.announce(ch, "v")
+	s.announce(0, ch, "v")
 	if !released(w, time.Second) {
 		t.Fatal("the first announcement did not wake the watcher")
 	}
-	ch2, n, _, watched := s.announcements(key)
+	ch2, n, _, _, watched := s.announcements(key)
 	if !watched || ch2 != ch {
 		t.Fatalf("announcements(%q) = %q, %v; want %q, true", key, ch2, watched, ch)
 	}
-	s.announce(ch, "v") // during the attempt: a repeat
+	s.announce(0, ch, "v") // during the attempt: a repeat
 	if released(w, 50*time.Millisecond) {
 		t.Fatal("a repeated announcement woke the watcher")
 	}
@@ -631,7 +666,7 @@ func TestWatch_wakesAtOnceAfterAnnouncementsDuringARefusedAttempt(t *testing.T) 
 		t.Fatal("a refused attempt during which announcements came in did not wake the watcher")
 	}
 	// Nothing came in during the next attempt: no wake-up.
-	_, n, _, _ = s.announcements(key)
+	_, n, _, _, _ = s.announcements(key)
 	s.rewake(ch, n)
 	if released(w, 50*time.Millisecond) {
 		t.Error("a refused attempt during which nothing came in woke the watcher")

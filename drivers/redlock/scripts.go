@@ -3,14 +3,17 @@ package redlock
 // The scripts take keys and values only through KEYS and ARGV, so that
 // nothing a caller passes is ever spliced into script text.
 
-// releaseScript deletes KEYS[1] if it holds ARGV[1] and announces it on
-// channel ARGV[2], with the released value as the message, so that a
-// waiter can tell one release's announcements by its nodes from another
-// release's. It returns 1 if it deleted the key, 0 otherwise.
+// releaseScript deletes KEYS[1] if it holds ARGV[1] and, unless ARGV[2]
+// is empty, announces it on channel ARGV[2], with the released value as
+// the message, so that a waiter can tell one release's announcements by
+// several nodes from another release's. It returns 1 if it deleted the
+// key, 0 otherwise.
 var releaseScript = NewScript(`
 if redis.call('get', KEYS[1]) == ARGV[1] then
 	redis.call('del', KEYS[1])
-	redis.call('publish', ARGV[2], ARGV[1])
+	if ARGV[2] ~= '' then
+		redis.call('publish', ARGV[2], ARGV[1])
+	end
 	return 1
 end
 return 0

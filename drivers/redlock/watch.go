@@ -17,8 +17,7 @@ type subscriptions struct {
 
 	mu       sync.Mutex
 	watchers map[string]map[*watch]struct{} // by channel
-	heard    map[string]uint64              // announcements received, by watched channel
-	tried    map[string]uint64              // heard, when this client last tried the channel's key
+	news     map[string]news                // by watched channel
 	nodes    []*nodeSub                     // nil until the first Watch
 	closed   bool
 
@@ -29,13 +28,19 @@ type subscriptions struct {
 	wg     sync.WaitGroup
 }
 
+// news is what a client heard on one watched channel.
+type news struct {
+	heard uint64 // announcements received
+	tried uint64 // heard, when the client last tried the channel's key
+	from  int    // the node that sent the latest announcement
+}
+
 func newSubscriptions(r *Redlock) *subscriptions {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &subscriptions{
 		r:        r,
 		watchers: make(map[string]map[*watch]struct{}),
-		heard:    make(map[string]uint64),
-		tried:    make(map[string]uint64),
+		news:     make(map[string]news),
 		ctx:      ctx,
 		cancel:   cancel,
 	}
@@ -53,8 +58,8 @@ func (r *Redlock) Watch(ctx context.Context, key string) (driver.Watch, error) {
 		return nil, fmt.Errorf("redlock: watch on a closed connection")
 	}
 	if s.nodes == nil {
-		for _, n := range r.nodes {
-			ns := &nodeSub{s: s, node: n}
+		for i, n := range r.nodes {
+			ns := &nodeSub{s: s, node: n, i: i}
 			s.nodes = append(s.nodes, ns)
 			s.wg.Add(1)
 			go ns.run()
@@ -70,13 +75,22 @@ func (r *Redlock) Watch(ctx context.Context, key string) (driver.Watch, error) {
 	nodes := s.nodes
 	s.mu.Unlock()
 
-	confirmed := make(chan struct{}, len(nodes))
+	// A release is announced by one node (see Release): wait for every
+	// node whose connection is up, not just a quorum, so that the call's
+	// next attempt does not run ahead of the subscription on the node that
+	// will announce; a node that is down or slow to confirm delays it by
+	// the timer at most, if a quorum confirmed.
+	confirmed := make(chan bool, len(nodes))
+	up := 0
 	for _, ns := range nodes {
-		done := ns.want(ch)
+		done, connected := ns.want(ch)
+		if connected {
+			up++
+		}
 		go func() {
 			select {
 			case <-done:
-				confirmed <- struct{}{}
+				confirmed <- connected
 			case <-w.done:
 			}
 		}()
@@ -84,14 +98,20 @@ func (r *Redlock) Watch(ctx context.Context, key string) (driver.Watch, error) {
 	t := time.NewTimer(max(r.roundTimeout(0), 100*time.Millisecond))
 	defer t.Stop()
 	quorum := len(nodes)/2 + 1
-	for got := 0; got < quorum; {
+	for got, gotUp := 0, 0; got < quorum || gotUp < up; {
 		select {
-		case <-confirmed:
+		case connected := <-confirmed:
 			got++
+			if connected {
+				gotUp++
+			}
 		case <-ctx.Done():
 			w.Close()
 			return nil, ctx.Err()
 		case <-t.C:
+			if got >= quorum {
+				return w, nil
+			}
 			w.Close()
 			return nil, fmt.Errorf("redlock: fewer than %d of %d nodes confirmed the subscription in time", quorum, len(nodes))
 		}
@@ -99,39 +119,43 @@ func (r *Redlock) Watch(ctx context.Context, key string) (driver.Watch, error) {
 	return w, nil
 }
 
-// announce passes on an announcement, received from one node, of the
-// release of value on channel. A release is announced by each of its
-// nodes: value wakes a watcher once, so that the other nodes'
-// announcements do not make it try again for the same release (but see
-// rewake).
-func (s *subscriptions) announce(channel, value string) {
+// announce passes on an announcement, received from node from, of the
+// release of value on channel. A release is announced by one node, or by
+// several when that one could not (see Release): value wakes a watcher
+// once, so that the other nodes' announcements do not make it try again
+// for the same release (but see rewake).
+func (s *subscriptions) announce(from int, channel, value string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if ws := s.watchers[channel]; ws != nil {
-		s.heard[channel]++
+		n := s.news[channel]
+		n.heard++
+		n.from = from
+		s.news[channel] = n
 		signal(ws, value)
 	}
 }
 
 // announcements is called as an attempt on key begins. It returns key's
-// channel, how many announcements it has received, and whether some came
-// since the client's last attempt (the attempt follows a release), or
-// watched=false if it has no watchers. It is cheap when nothing is
-// watched.
-func (s *subscriptions) announcements(key string) (ch string, n uint64, fresh, watched bool) {
+// channel, how many announcements it has received, whether some came since
+// the client's last attempt (the attempt follows a release) and, if so,
+// the node that sent the latest; or watched=false if it has no watchers.
+// It is cheap when nothing is watched.
+func (s *subscriptions) announcements(key string) (ch string, n uint64, from int, fresh, watched bool) {
 	if s.nchans.Load() == 0 {
-		return "", 0, false, false
+		return "", 0, 0, false, false
 	}
 	ch = s.r.channel(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.watchers[ch]; !ok {
-		return "", 0, false, false
+		return "", 0, 0, false, false
 	}
-	n = s.heard[ch]
-	fresh = n != s.tried[ch]
-	s.tried[ch] = n
-	return ch, n, fresh, true
+	nw := s.news[ch]
+	fresh = nw.heard != nw.tried
+	nw.tried = nw.heard
+	s.news[ch] = nw
+	return ch, nw.heard, nw.from, fresh, true
 }
 
 // rewake is called when an attempt of this client found the key of ch
@@ -148,7 +172,7 @@ func (s *subscriptions) rewake(ch string, n uint64) {
 	for w := range ws {
 		w.last = ""
 	}
-	if s.heard[ch] != n {
+	if s.news[ch].heard != n {
 		signal(ws, "")
 	}
 }
@@ -238,8 +262,7 @@ func (w *watch) Close() error {
 		last := len(ws) == 0
 		if last {
 			delete(s.watchers, w.ch)
-			delete(s.heard, w.ch)
-			delete(s.tried, w.ch)
+			delete(s.news, w.ch)
 			s.nchans.Add(-1)
 		}
 		nodes := s.nodes
@@ -260,6 +283,7 @@ func (w *watch) Close() error {
 type nodeSub struct {
 	s    *subscriptions
 	node Node
+	i    int // the node's index
 
 	mu    sync.Mutex
 	sub   Subscriber // nil while (re)connecting
@@ -281,15 +305,16 @@ type ackWait struct {
 }
 
 // want makes sure the connection subscribes to ch, and returns a channel
-// that is closed once the node confirmed it.
-func (ns *nodeSub) want(ch string) <-chan struct{} {
-	done := make(chan struct{})
+// that is closed once the node confirmed it, and whether the connection is
+// up.
+func (ns *nodeSub) want(ch string) (done chan struct{}, connected bool) {
+	done = make(chan struct{})
 	ns.mu.Lock()
 	defer ns.mu.Unlock()
 	if ns.sub == nil {
 		// The loop subscribes to every watched channel once connected.
 		ns.waits = append(ns.waits, ackWait{ch: ch, done: done})
-		return done
+		return done, false
 	}
 	st := ns.chans[ch]
 	if st == nil || !st.active {
@@ -300,7 +325,7 @@ func (ns *nodeSub) want(ch string) <-chan struct{} {
 	} else if st != nil {
 		ns.waits = append(ns.waits, ackWait{ch: ch, n: st.sent, done: done})
 	}
-	return done
+	return done, st != nil
 }
 
 // send sends SUBSCRIBE ch and returns the channel's state, or nil if the
@@ -411,7 +436,7 @@ func (ns *nodeSub) run() {
 			case Subscribed:
 				ns.ack(ev.Channel)
 			case Message:
-				ns.s.announce(ev.Channel, ev.Payload)
+				ns.s.announce(ns.i, ev.Channel, ev.Payload)
 			}
 		}
 		ns.mu.Lock()
