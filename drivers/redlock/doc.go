@@ -23,7 +23,8 @@
 // The lock for key K is stored at PREFIX{K} ([DefaultKeyPrefix] unless
 // [WithKeyPrefix] says otherwise), a Redis Cluster hash tag that keeps it
 // on the shard of its fencing counter PREFIX{K}:fence; releases are
-// published on PREFIX{K}:released, where waiters listen. Keys and values
+// published on PREFIX{K}:released, by the key's lead node (by more when
+// it cannot), where waiters listen on every node. Keys and values
 // reach Redis only as script or command arguments. DSNs of the Redis
 // drivers may set node_timeout, fencing and key_prefix: see [ParseDSN].
 //
