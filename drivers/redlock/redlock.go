@@ -172,12 +172,12 @@ func (r *Redlock) lockKey(key string) string { return r.cfg.prefix + "{" + key +
 func (r *Redlock) fenceKey(lk string) string { return lk + ":fence" }
 func (r *Redlock) channel(key string) string { return r.cfg.prefix + "{" + key + "}:released" }
 
-// lead returns the node that a woken acquisition of lk asks first: the
-// one whose name hashed with lk is the highest (rendezvous hashing), so
+// lead returns the node that announces the releases of lk (see Release):
+// the one whose name hashed with lk is the highest (rendezvous hashing), so
 // that clients that list the same nodes in another order agree on it, and
 // keys spread over the nodes. Clients that name a node differently may
-// disagree, which costs them the split votes that lead-first avoids, and
-// nothing else.
+// pick different leads, which costs nothing: waiters listen on every node,
+// and a woken attempt asks the node that announced first, whichever it is.
 func (r *Redlock) lead(lk string) int {
 	h := fnv64(lk)
 	best, top := 0, mix64(h^r.seeds[0])
