@@ -449,17 +449,30 @@ func nemesis(t *testing.T, p Processes, dir string, workers []*exec.Cmd, stop ti
 		default:
 			p.Actions[kind](t)
 		case "pause-holder":
-			w := workers[rng.IntN(len(workers))]
-			for _, j := range rng.Perm(len(workers)) { // one that holds a lock, if any
-				if _, err := os.Stat(filepath.Join(dir, fmt.Sprintf("holding-%d", j))); err == nil {
-					w = workers[j]
-					break
-				}
-			}
+			w := holder(dir, workers, rng, time.Now().Add(time.Second))
 			w.Process.Signal(syscall.SIGSTOP)
 			time.Sleep(p.TTL * 3 / 2)
 			w.Process.Signal(syscall.SIGCONT)
 		}
+	}
+}
+
+// holder returns a worker that holds a lock, looking until deadline (a
+// worker holds for a moment at a time, and on a busy machine the look may
+// come between two holds: a pause of a worker that holds nothing tests
+// nothing, and an unsafe variant's check could miss its violations), and
+// a random worker if none did.
+func holder(dir string, workers []*exec.Cmd, rng *rand.Rand, deadline time.Time) *exec.Cmd {
+	for {
+		for _, j := range rng.Perm(len(workers)) {
+			if _, err := os.Stat(filepath.Join(dir, fmt.Sprintf("holding-%d", j))); err == nil {
+				return workers[j]
+			}
+		}
+		if time.Now().After(deadline) {
+			return workers[rng.IntN(len(workers))]
+		}
+		time.Sleep(2 * time.Millisecond)
 	}
 }
 

@@ -81,6 +81,7 @@ type Redlock struct {
 
 	mu       sync.Mutex
 	inflight map[string]*round // acquisitions granted while some of their requests were still out, by value
+	unknown  map[string]uint64 // for acquisitions granted and ended, by value: the nodes whose SET failed without an answer, if any
 	undoing  map[string]*round // failed acquisitions not yet undone on every node, by lock key
 	nundoing atomic.Int32      // len(undoing), read without mu
 }
@@ -145,7 +146,7 @@ func checkNodes(nodes []Node) error {
 }
 
 func newRedlock(nodes []Node, cfg config) *Redlock {
-	r := &Redlock{nodes: nodes, cfg: cfg, rtt: make([]rttEstimate, len(nodes)), breakers: make([]breaker, len(nodes)), epoch: time.Now(), inflight: make(map[string]*round), undoing: make(map[string]*round)}
+	r := &Redlock{nodes: nodes, cfg: cfg, rtt: make([]rttEstimate, len(nodes)), breakers: make([]breaker, len(nodes)), epoch: time.Now(), inflight: make(map[string]*round), unknown: make(map[string]uint64), undoing: make(map[string]*round)}
 	for i := range r.breakers {
 		r.breakers[i].answered.Store(math.MinInt64 / 2) // silent until it answers
 	}
@@ -304,6 +305,9 @@ func askRelease(rd *round, ctx context.Context, i int, n Node) (bool, int64, err
 	if rd.quiet != nil && i != rd.lead {
 		args = rd.quiet
 	}
+	if rd.prior != nil && rd.prior.mayStillSet(i) || rd.maySet&(1<<i) != 0 {
+		args = append(args[:len(args):len(args)], rd.r.tombstone())
+	}
 	v, err := run(ctx, n, rd.script, args)
 	return err == nil && v == 1, v, err
 }
@@ -333,6 +337,24 @@ func (r *Redlock) track(rd *round) {
 	defer r.mu.Unlock()
 	if rd.running.Load() > 0 {
 		r.inflight[rd.value] = rd
+	} else {
+		r.rememberUnanswered(rd)
+	}
+}
+
+// unknownValues bounds how many granted acquisitions a client remembers
+// SETs without an answer for; forgetting them costs only the tombstones
+// (see DESIGN.md) of their releases.
+const unknownValues = 4096
+
+// rememberUnanswered remembers, until its release, the nodes where the
+// ended, granted acquisition rd got no answer. r.mu must be held.
+func (r *Redlock) rememberUnanswered(rd *round) {
+	if set := rd.unanswered(); set != 0 {
+		if len(r.unknown) >= unknownValues {
+			clear(r.unknown)
+		}
+		r.unknown[rd.value] = set
 	}
 }
 
@@ -341,6 +363,7 @@ func (r *Redlock) untrack(rd *round) {
 	defer r.mu.Unlock()
 	if r.inflight[rd.value] == rd {
 		delete(r.inflight, rd.value)
+		r.rememberUnanswered(rd)
 	}
 	if r.undoing[rd.lk] == rd {
 		delete(r.undoing, rd.lk)
@@ -383,11 +406,26 @@ func (r *Redlock) beingUndone(lk string) *round {
 }
 
 // straggling returns the acquisition of value if some of its requests are
-// still out.
-func (r *Redlock) straggling(value string) *round {
+// still out, and otherwise the nodes where its SET failed without an
+// answer, forgetting them: it is called by the release.
+func (r *Redlock) straggling(value string) (*round, uint64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.inflight[value]
+	if rd := r.inflight[value]; rd != nil {
+		return rd, 0
+	}
+	set, ok := r.unknown[value]
+	if ok {
+		delete(r.unknown, value)
+	}
+	return nil, set
+}
+
+// tombstone is how long a tombstone stays, in milliseconds: it outlasts
+// the node timeout that gave up on the SET it stops, and by much more than
+// a server's stall, but ends long before a default TTL would.
+func (r *Redlock) tombstone() int64 {
+	return millis(max(cleanupTimeout, r.roundTimeout(0)))
 }
 
 // fence raises the key's counter to max+1 on the nodes that granted the
@@ -408,12 +446,17 @@ func (r *Redlock) fence(ctx context.Context, acq *round, lk, value string) (driv
 }
 
 // undo releases lk on n after a failed acquisition, without announcing
-// it: see "Wake-ups" in DESIGN.md.
-func (r *Redlock) undo(ctx context.Context, n Node, lk, value string) {
+// it (see "Wake-ups" in DESIGN.md), leaving a tombstone if unanswered,
+// the SET it undoes got no answer.
+func (r *Redlock) undo(ctx context.Context, n Node, lk, value string, unanswered bool) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(cleanupTimeout, r.roundTimeout(0)))
 	defer cancel()
+	call := undoScript.call([]string{lk}, value)
+	if unanswered {
+		call = append(call, r.tombstone())
+	}
 	// Best effort: if it fails, the key expires by its TTL.
-	run(ctx, n, undoScript, undoScript.call([]string{lk}, value)) //nolint:errcheck
+	run(ctx, n, undoScript, call) //nolint:errcheck
 }
 
 // Release deletes key on every node where value holds it, and announces
@@ -427,7 +470,8 @@ func (r *Redlock) undo(ctx context.Context, n Node, lk, value string) {
 func (r *Redlock) Release(ctx context.Context, key, value string) error {
 	lk, ch := r.lockKey(key), r.channel(key)
 	rd := r.newRound(ctx, askRelease, releaseScript.call([]string{lk}, value, ch))
-	rd.script, rd.prior = releaseScript, r.straggling(value)
+	rd.script = releaseScript
+	rd.prior, rd.maySet = r.straggling(value)
 	if len(r.nodes) > 1 {
 		if lead := r.lead(lk); r.breakers[lead].timeouts.Load() == 0 {
 			rd.lead, rd.quiet = lead, releaseScript.call([]string{lk}, value, "")
