@@ -254,3 +254,45 @@ func TestIsTimeout(t *testing.T) {
 		}
 	}
 }
+
+// TestRelease_heldBackByABreakerIsSentLater: a release that a node's open
+// breaker kept from it (a healthy node on a loaded machine, say, that
+// missed a few timeouts in a row after it took the lock) is sent once the
+// node answers again, instead of leaving the key held there until its
+// TTL.
+func TestRelease_heldBackByABreakerIsSentLater(t *testing.T) {
+	r, fs := fakes(t, 5)
+	ctx := t.Context()
+	const key = "k"
+	lk := r.lockKey(key)
+	if _, err := r.Acquire(ctx, key, "v", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); fs[4].valueOn(lk) != "v"; { // the Acquire returned at a quorum
+		if time.Now().After(deadline) {
+			t.Fatal("node 4 never took the lock")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	b := &r.breakers[4]
+	b.timeouts.Store(breakAfter) // open, with its probe out
+	b.probing.Store(true)
+	if err := r.Release(ctx, key, "v"); err != nil {
+		t.Fatal(err)
+	}
+	if got := fs[4].valueOn(lk); got != "v" {
+		t.Fatalf("right after the release, node 4 holds %q, want v: its breaker was open", got)
+	}
+	b.timeouts.Store(0) // its probe is answered
+	b.probing.Store(false)
+	if _, err := r.Acquire(ctx, "other", "w", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for fs[4].valueOn(lk) != "" {
+		if time.Now().After(deadline) {
+			t.Fatalf("5s after node 4 answered again, it still holds %q: the release its breaker held back was not sent", fs[4].valueOn(lk))
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

@@ -64,6 +64,7 @@ type round struct {
 	// What the askFuncs need.
 	args    []any        // the command, or the script call, sent to every node
 	quiet   []any        // for a release that only its lead announces: the script call for the other nodes
+	release bool         // the round is a release
 	maySet  uint64       // for a release whose acquisition has ended: the nodes where its SET may still come
 	channel string       // and the channel it announces on
 	script  *Script      // the script of args, if it is one
@@ -149,6 +150,9 @@ func (rd *round) do(i int) reply {
 	start := time.Now()
 	ok, probe := b.admit(int64(start.Sub(rd.r.epoch)), silence(&rd.r.rtt[i], rd.timeout))
 	if !ok {
+		if rd.release {
+			rd.r.skip(i, rd.releaseCall(i)) // sent once the node answers again
+		}
 		return reply{err: &NodeError{Node: node.String(), Err: errNodeHung}, unasked: true}
 	}
 	backoff := rd.r.rtt[i].backoff.Load()
@@ -157,6 +161,7 @@ func (rd *round) do(i int) reply {
 	timeout := b.done(rd.nctx, int64(end.Sub(rd.r.epoch)), probe, err)
 	if err == nil {
 		rd.r.rtt[i].add(end.Sub(start))
+		rd.r.sendSkipped(i)
 	} else {
 		if timeout {
 			rd.r.rtt[i].timedOut(backoff)

@@ -78,6 +78,10 @@ type Redlock struct {
 	epoch    time.Time     // the breakers' clock starts here
 	subs     *subscriptions
 	workers  *workers
+	skipped  []skipped          // by node: releases its open breaker held back
+	bgctx    context.Context    // ends at Close: for the sending of skipped releases
+	bgcancel context.CancelFunc //
+	bg       sync.WaitGroup     // goroutines sending skipped releases
 
 	mu       sync.Mutex
 	inflight map[string]*round // acquisitions granted while some of their requests were still out, by value
@@ -156,6 +160,8 @@ func newRedlock(nodes []Node, cfg config) *Redlock {
 	}
 	r.subs = newSubscriptions(r)
 	r.workers = newWorkers(len(nodes))
+	r.skipped = make([]skipped, len(nodes))
+	r.bgctx, r.bgcancel = context.WithCancel(context.Background())
 	return r
 }
 
@@ -301,6 +307,15 @@ func askRelease(rd *round, ctx context.Context, i int, n Node) (bool, int64, err
 	if rd.prior != nil {
 		rd.prior.waitEnded(ctx, i) // never overtake this node's own SET
 	}
+	v, err := run(ctx, n, rd.script, rd.releaseCall(i))
+	return err == nil && v == 1, v, err
+}
+
+// releaseCall returns the release script's call for node i: the round's
+// quiet arguments (no announcement) on every node but the one that
+// announces, and a tombstone's length where the acquisition's SET may
+// still come (see tombstones in DESIGN.md).
+func (rd *round) releaseCall(i int) []any {
 	args := rd.args
 	if rd.quiet != nil && i != rd.lead {
 		args = rd.quiet
@@ -308,8 +323,7 @@ func askRelease(rd *round, ctx context.Context, i int, n Node) (bool, int64, err
 	if rd.prior != nil && rd.prior.mayStillSet(i) || rd.maySet&(1<<i) != 0 {
 		args = append(args[:len(args):len(args)], rd.r.tombstone())
 	}
-	v, err := run(ctx, n, rd.script, args)
-	return err == nil && v == 1, v, err
+	return args
 }
 
 // askFence is askOne on the nodes where the acquisition took the lock.
@@ -470,7 +484,7 @@ func (r *Redlock) undo(ctx context.Context, n Node, lk, value string, unanswered
 func (r *Redlock) Release(ctx context.Context, key, value string) error {
 	lk, ch := r.lockKey(key), r.channel(key)
 	rd := r.newRound(ctx, askRelease, releaseScript.call([]string{lk}, value, ch))
-	rd.script = releaseScript
+	rd.script, rd.release = releaseScript, true
 	rd.prior, rd.maySet = r.straggling(value)
 	if len(r.nodes) > 1 {
 		if lead := r.lead(lk); r.breakers[lead].timeouts.Load() == 0 {
@@ -525,6 +539,8 @@ func (r *Redlock) Ping(ctx context.Context) error {
 func (r *Redlock) Close() error {
 	r.subs.close()
 	r.workers.close()
+	r.bgcancel()
+	r.bg.Wait()
 	var errs []error
 	for _, n := range r.nodes {
 		if err := n.Close(); err != nil {
