@@ -65,7 +65,6 @@ type round struct {
 	args    []any        // the command, or the script call, sent to every node
 	quiet   []any        // for a release that only its lead announces: the script call for the other nodes
 	release bool         // the round is a release
-	maySet  uint64       // for a release whose acquisition has ended: the nodes where its SET may still come
 	channel string       // and the channel it announces on
 	script  *Script      // the script of args, if it is one
 	prior   *round       // a release's straggling acquisition, the acquisition a fence follows, or an acquisition's failed predecessor being undone
@@ -181,7 +180,7 @@ func (rd *round) async(i int) {
 		rep = rd.do(i)
 	}
 	rd.results[i] = rep
-	rd.ended.Or(1 << i) // after the reply, which waitEnded's callers may read
+	rd.ended.Or(1 << i)
 	rd.done <- i
 	if rd.decided != nil {
 		<-rd.decided
@@ -220,33 +219,9 @@ func (rd *round) announceElsewhere() {
 	}
 }
 
-// undoOn undoes the round's acquisition on node i, leaving a tombstone
-// there if its SET failed without an answer: it may still come.
+// undoOn undoes the round's acquisition on node i.
 func (rd *round) undoOn(i int) {
-	rd.r.undo(rd.parent, rd.nodes[i], rd.lk, rd.value, rd.results[i].err != nil)
-}
-
-// mayStillSet reports whether the SET of the granted acquisition rd
-// (a release's prior) may still take effect on node i: its request has
-// not ended, or ended without an answer. See tombstones in DESIGN.md.
-func (rd *round) mayStillSet(i int) bool {
-	if rd.ended.Load()&(1<<i) == 0 {
-		return true
-	}
-	rep := rd.results[i]
-	return rep.err != nil && !rep.unasked
-}
-
-// unanswered returns the nodes of the ended round rd whose requests
-// failed without an answer, as a bit set.
-func (rd *round) unanswered() uint64 {
-	var set uint64
-	for i, rep := range rd.results {
-		if rep.err != nil && !rep.unasked {
-			set |= 1 << i
-		}
-	}
-	return set
+	rd.r.undo(rd.parent, rd.nodes[i], rd.lk, rd.value)
 }
 
 // waitEnded waits until the request of the round to node i has ended, or

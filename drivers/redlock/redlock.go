@@ -85,7 +85,6 @@ type Redlock struct {
 
 	mu       sync.Mutex
 	inflight map[string]*round // acquisitions granted while some of their requests were still out, by value
-	unknown  map[string]uint64 // for acquisitions granted and ended, by value: the nodes whose SET failed without an answer, if any
 	undoing  map[string]*round // failed acquisitions not yet undone on every node, by lock key
 	nundoing atomic.Int32      // len(undoing), read without mu
 }
@@ -150,7 +149,7 @@ func checkNodes(nodes []Node) error {
 }
 
 func newRedlock(nodes []Node, cfg config) *Redlock {
-	r := &Redlock{nodes: nodes, cfg: cfg, rtt: make([]rttEstimate, len(nodes)), breakers: make([]breaker, len(nodes)), epoch: time.Now(), inflight: make(map[string]*round), unknown: make(map[string]uint64), undoing: make(map[string]*round)}
+	r := &Redlock{nodes: nodes, cfg: cfg, rtt: make([]rttEstimate, len(nodes)), breakers: make([]breaker, len(nodes)), epoch: time.Now(), inflight: make(map[string]*round), undoing: make(map[string]*round)}
 	for i := range r.breakers {
 		r.breakers[i].answered.Store(math.MinInt64 / 2) // silent until it answers
 	}
@@ -313,17 +312,12 @@ func askRelease(rd *round, ctx context.Context, i int, n Node) (bool, int64, err
 
 // releaseCall returns the release script's call for node i: the round's
 // quiet arguments (no announcement) on every node but the one that
-// announces, and a tombstone's length where the acquisition's SET may
-// still come (see tombstones in DESIGN.md).
+// announces.
 func (rd *round) releaseCall(i int) []any {
-	args := rd.args
 	if rd.quiet != nil && i != rd.lead {
-		args = rd.quiet
+		return rd.quiet
 	}
-	if rd.prior != nil && rd.prior.mayStillSet(i) || rd.maySet&(1<<i) != 0 {
-		args = append(args[:len(args):len(args)], rd.r.tombstone())
-	}
-	return args
+	return rd.args
 }
 
 // askFence is askOne on the nodes where the acquisition took the lock.
@@ -351,24 +345,6 @@ func (r *Redlock) track(rd *round) {
 	defer r.mu.Unlock()
 	if rd.running.Load() > 0 {
 		r.inflight[rd.value] = rd
-	} else {
-		r.rememberUnanswered(rd)
-	}
-}
-
-// unknownValues bounds how many granted acquisitions a client remembers
-// SETs without an answer for; forgetting them costs only the tombstones
-// (see DESIGN.md) of their releases.
-const unknownValues = 4096
-
-// rememberUnanswered remembers, until its release, the nodes where the
-// ended, granted acquisition rd got no answer. r.mu must be held.
-func (r *Redlock) rememberUnanswered(rd *round) {
-	if set := rd.unanswered(); set != 0 {
-		if len(r.unknown) >= unknownValues {
-			clear(r.unknown)
-		}
-		r.unknown[rd.value] = set
 	}
 }
 
@@ -377,7 +353,6 @@ func (r *Redlock) untrack(rd *round) {
 	defer r.mu.Unlock()
 	if r.inflight[rd.value] == rd {
 		delete(r.inflight, rd.value)
-		r.rememberUnanswered(rd)
 	}
 	if r.undoing[rd.lk] == rd {
 		delete(r.undoing, rd.lk)
@@ -420,26 +395,11 @@ func (r *Redlock) beingUndone(lk string) *round {
 }
 
 // straggling returns the acquisition of value if some of its requests are
-// still out, and otherwise the nodes where its SET failed without an
-// answer, forgetting them: it is called by the release.
-func (r *Redlock) straggling(value string) (*round, uint64) {
+// still out.
+func (r *Redlock) straggling(value string) *round {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if rd := r.inflight[value]; rd != nil {
-		return rd, 0
-	}
-	set, ok := r.unknown[value]
-	if ok {
-		delete(r.unknown, value)
-	}
-	return nil, set
-}
-
-// tombstone is how long a tombstone stays, in milliseconds: it outlasts
-// the node timeout that gave up on the SET it stops, and by much more than
-// a server's stall, but ends long before a default TTL would.
-func (r *Redlock) tombstone() int64 {
-	return millis(max(cleanupTimeout, r.roundTimeout(0)))
+	return r.inflight[value]
 }
 
 // fence raises the key's counter to max+1 on the nodes that granted the
@@ -460,17 +420,12 @@ func (r *Redlock) fence(ctx context.Context, acq *round, lk, value string) (driv
 }
 
 // undo releases lk on n after a failed acquisition, without announcing
-// it (see "Wake-ups" in DESIGN.md), leaving a tombstone if unanswered,
-// the SET it undoes got no answer.
-func (r *Redlock) undo(ctx context.Context, n Node, lk, value string, unanswered bool) {
+// it: see "Wake-ups" in DESIGN.md.
+func (r *Redlock) undo(ctx context.Context, n Node, lk, value string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(cleanupTimeout, r.roundTimeout(0)))
 	defer cancel()
-	call := undoScript.call([]string{lk}, value)
-	if unanswered {
-		call = append(call, r.tombstone())
-	}
 	// Best effort: if it fails, the key expires by its TTL.
-	run(ctx, n, undoScript, call) //nolint:errcheck
+	run(ctx, n, undoScript, undoScript.call([]string{lk}, value)) //nolint:errcheck
 }
 
 // Release deletes key on every node where value holds it, and announces
@@ -484,8 +439,7 @@ func (r *Redlock) undo(ctx context.Context, n Node, lk, value string, unanswered
 func (r *Redlock) Release(ctx context.Context, key, value string) error {
 	lk, ch := r.lockKey(key), r.channel(key)
 	rd := r.newRound(ctx, askRelease, releaseScript.call([]string{lk}, value, ch))
-	rd.script, rd.release = releaseScript, true
-	rd.prior, rd.maySet = r.straggling(value)
+	rd.script, rd.prior, rd.release = releaseScript, r.straggling(value), true
 	if len(r.nodes) > 1 {
 		if lead := r.lead(lk); r.breakers[lead].timeouts.Load() == 0 {
 			rd.lead, rd.quiet = lead, releaseScript.call([]string{lk}, value, "")

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,7 +40,6 @@ type fakeNode struct {
 	undoDelay    time.Duration // before an undo takes effect
 	published    int           // announcements made
 	confirmDelay time.Duration // before a subscription takes effect and is confirmed
-	lateSET      time.Duration // a SET gets no answer (its request times out) and takes effect this much later
 }
 
 func newFake(name string) *fakeNode {
@@ -114,13 +112,6 @@ func (f *fakeNode) Do(ctx context.Context, args []any) (any, error) {
 	if len(args) > 1 && args[1] == undoScript.SHA && undoDelay > 0 {
 		time.Sleep(undoDelay)
 	}
-	f.mu.Lock()
-	late := f.lateSET
-	f.mu.Unlock()
-	if late > 0 && args[0] == "SET" {
-		time.AfterFunc(late, func() { f.apply(args) }) //nolint:errcheck
-		return nil, f.hangUntil(ctx, true)
-	}
 	return f.apply(args)
 }
 
@@ -159,14 +150,6 @@ func (f *fakeNode) apply(args []any) (any, error) {
 					f.publish(args[5].(string), v)
 				}
 				return int64(1), nil
-			}
-			tomb := 5 // the tombstone's argument, if any
-			if sha == releaseScript.SHA {
-				tomb = 6
-			}
-			if _, held := f.keys[k]; !held && len(args) > tomb {
-				f.keys[k], f.expires[k] = "~"+v, time.Now().Add(time.Duration(args[tomb].(int64))*time.Millisecond)
-				f.log = append(f.log, "TOMBSTONE "+v)
 			}
 			return int64(0), nil
 		case extendScript.SHA:
@@ -210,7 +193,7 @@ func (f *fakeNode) runTwoKeyScript(sha string, args []any) (reply any, ok bool) 
 		lk, fk := args[3].(string), args[4].(string)
 		f.log = append(f.log, "INSPECT")
 		v, held := f.keys[lk]
-		if !held || strings.HasPrefix(v, "~") {
+		if !held {
 			return nil, true
 		}
 		pttl := int64(-1) // no expiry, as Redis says
@@ -700,66 +683,4 @@ func (f *fakeNode) valueOn(k string) string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.keys[k]
-}
-
-// TestTombstones_stopALateSET: a SET that got no answer may still take
-// effect, after the release (or the undo) that was meant to follow it,
-// and hold the key on its node until its TTL: the release leaves a
-// tombstone there instead, which the late SET NX finds. Whether the
-// release comes while the acquisition's request is still out or after it
-// ended, and for the undo of a failed attempt.
-func TestTombstones_stopALateSET(t *testing.T) {
-	const late = 600 * time.Millisecond // node timeout: 200ms
-	for _, tc := range []struct {
-		name string
-		run  func(t *testing.T, r *Redlock, fs []*fakeNode, key string)
-	}{
-		{"release with the SET out", func(t *testing.T, r *Redlock, _ []*fakeNode, key string) {
-			if _, err := r.Acquire(t.Context(), key, "v", time.Minute); err != nil {
-				t.Fatal(err)
-			}
-			if err := r.Release(t.Context(), key, "v"); err != nil {
-				t.Fatal(err)
-			}
-		}},
-		{"release after the SET timed out", func(t *testing.T, r *Redlock, _ []*fakeNode, key string) {
-			if _, err := r.Acquire(t.Context(), key, "v", time.Minute); err != nil {
-				t.Fatal(err)
-			}
-			time.Sleep(300 * time.Millisecond)
-			if err := r.Release(t.Context(), key, "v"); err != nil {
-				t.Fatal(err)
-			}
-		}},
-		{"undo", func(t *testing.T, r *Redlock, fs []*fakeNode, key string) {
-			for _, f := range fs[:3] {
-				f.hold(r.lockKey(key), "rival", time.Minute)
-			}
-			if _, err := r.Acquire(t.Context(), key, "v", time.Minute); !errors.Is(err, driver.ErrHeld) {
-				t.Fatalf("Acquire with a quorum held: %v", err)
-			}
-		}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			r, fs := fakes(t, 5)
-			fs[4].mu.Lock()
-			fs[4].lateSET = late
-			fs[4].mu.Unlock()
-			const key = "k"
-			tc.run(t, r, fs, key)
-			lk := r.lockKey(key)
-			deadline := time.Now().Add(5 * time.Second)
-			for !slices.Contains(fs[4].commands(), "SET v") && time.Now().Before(deadline) {
-				time.Sleep(5 * time.Millisecond) // until the late SET has taken effect
-			}
-			if got := fs[4].valueOn(lk); got != "~v" {
-				t.Errorf("after the late SET, node 4 holds %q, want the tombstone %q (commands %q)", got, "~v", fs[4].commands())
-			}
-			for i, f := range fs[:4] {
-				if got := f.valueOn(lk); got != "" && got != "rival" {
-					t.Errorf("node %d holds %q", i, got)
-				}
-			}
-		})
-	}
 }

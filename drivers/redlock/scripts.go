@@ -7,20 +7,14 @@ package redlock
 // is empty, announces it on channel ARGV[2], with the released value as
 // the message, so that a waiter can tell one release's announcements by
 // several nodes from another release's. It returns 1 if it deleted the
-// key, 0 otherwise. Given ARGV[3], for a node whose SET may still come
-// (see tombstones in DESIGN.md), it leaves a tombstone for ARGV[3]
-// milliseconds if nothing holds the key.
+// key, 0 otherwise.
 var releaseScript = NewScript(`
-local v = redis.call('get', KEYS[1])
-if v == ARGV[1] then
+if redis.call('get', KEYS[1]) == ARGV[1] then
 	redis.call('del', KEYS[1])
 	if ARGV[2] ~= '' then
 		redis.call('publish', ARGV[2], ARGV[1])
 	end
 	return 1
-end
-if not v and ARGV[3] then
-	redis.call('set', KEYS[1], '~' .. ARGV[1], 'PX', ARGV[3])
 end
 return 0
 `)
@@ -60,15 +54,11 @@ return 1
 
 // undoScript deletes KEYS[1] if it holds ARGV[1], without announcing it,
 // to undo a failed acquisition. It returns 1 if it deleted the key, 0
-// otherwise. Given ARGV[2], it leaves a tombstone as releaseScript does.
+// otherwise.
 var undoScript = NewScript(`
-local v = redis.call('get', KEYS[1])
-if v == ARGV[1] then
+if redis.call('get', KEYS[1]) == ARGV[1] then
 	redis.call('del', KEYS[1])
 	return 1
-end
-if not v and ARGV[2] then
-	redis.call('set', KEYS[1], '~' .. ARGV[1], 'PX', ARGV[2])
 end
 return 0
 `)
@@ -76,11 +66,10 @@ return 0
 // inspectScript reads who holds KEYS[1], in one round trip: it returns
 // nil if nobody does, and otherwise the value, its PTTL in milliseconds,
 // and the fencing counter KEYS[2] as a decimal string (empty if none),
-// a string so that a counter past 2^53 comes back exact. A tombstone
-// (see releaseScript) is nobody.
+// a string so that a counter past 2^53 comes back exact.
 var inspectScript = NewScript(`
 local v = redis.call('get', KEYS[1])
-if not v or string.sub(v, 1, 1) == '~' then
+if not v then
 	return false
 end
 return {v, redis.call('pttl', KEYS[1]), redis.call('get', KEYS[2]) or ''}
