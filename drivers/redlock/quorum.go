@@ -64,7 +64,6 @@ type round struct {
 	// What the askFuncs need.
 	args    []any        // the command, or the script call, sent to every node
 	quiet   []any        // for a release that only its lead announces: the script call for the other nodes
-	release bool         // the round is a release
 	channel string       // and the channel it announces on
 	script  *Script      // the script of args, if it is one
 	prior   *round       // a release's straggling acquisition, the acquisition a fence follows, or an acquisition's failed predecessor being undone
@@ -149,7 +148,7 @@ func (rd *round) do(i int) reply {
 	start := time.Now()
 	ok, probe := b.admit(int64(start.Sub(rd.r.epoch)), silence(&rd.r.rtt[i], rd.timeout))
 	if !ok {
-		if rd.release {
+		if rd.script == releaseScript {
 			rd.r.skip(i, rd.releaseCall(i)) // sent once the node answers again
 		}
 		return reply{err: &NodeError{Node: node.String(), Err: errNodeHung}, unasked: true}

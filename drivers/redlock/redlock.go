@@ -439,7 +439,7 @@ func (r *Redlock) undo(ctx context.Context, n Node, lk, value string) {
 func (r *Redlock) Release(ctx context.Context, key, value string) error {
 	lk, ch := r.lockKey(key), r.channel(key)
 	rd := r.newRound(ctx, askRelease, releaseScript.call([]string{lk}, value, ch))
-	rd.script, rd.prior, rd.release = releaseScript, r.straggling(value), true
+	rd.script, rd.prior = releaseScript, r.straggling(value)
 	if len(r.nodes) > 1 {
 		if lead := r.lead(lk); r.breakers[lead].timeouts.Load() == 0 {
 			rd.lead, rd.quiet = lead, releaseScript.call([]string{lk}, value, "")

@@ -18,9 +18,9 @@ const maxSkipped = 1024
 // until its TTL.
 type skipped struct {
 	mu      sync.Mutex
-	calls   [][]any // release script calls, oldest first
-	n       atomic.Int32
-	sending bool // a goroutine is sending calls
+	calls   [][]any      // release script calls, oldest first
+	n       atomic.Int32 // len(calls), read without mu on every answer
+	sending bool         // a goroutine is sending calls
 }
 
 // skip remembers call, a release that node i's breaker held back.

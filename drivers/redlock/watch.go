@@ -75,12 +75,13 @@ func (r *Redlock) Watch(ctx context.Context, key string) (driver.Watch, error) {
 	nodes := s.nodes
 	s.mu.Unlock()
 
-	// A release is announced by one node (see Release): wait for every
-	// node whose connection is up, not just a quorum, so that the call's
-	// next attempt does not run ahead of the subscription on the node that
-	// will announce; a node that is down or slow to confirm delays it by
-	// the timer at most, if a quorum confirmed.
-	confirmed := make(chan bool, len(nodes))
+	// A release is announced by one node (see Release): wait for as many
+	// confirmations as there are nodes whose connection is up, not just a
+	// quorum, so that the call's next attempt does not run ahead of the
+	// subscription on the node that will announce; a node that is down or
+	// slow to confirm delays it by the timer at most, if a quorum confirmed.
+	confirmed := make(chan struct{}, len(nodes))
+	quorum := len(nodes)/2 + 1
 	up := 0
 	for _, ns := range nodes {
 		done, connected := ns.want(ch)
@@ -90,21 +91,18 @@ func (r *Redlock) Watch(ctx context.Context, key string) (driver.Watch, error) {
 		go func() {
 			select {
 			case <-done:
-				confirmed <- connected
+				confirmed <- struct{}{}
 			case <-w.done:
 			}
 		}()
 	}
+	want := max(quorum, up)
 	t := time.NewTimer(max(r.roundTimeout(0), 100*time.Millisecond))
 	defer t.Stop()
-	quorum := len(nodes)/2 + 1
-	for got, gotUp := 0, 0; got < quorum || gotUp < up; {
+	for got := 0; got < want; {
 		select {
-		case connected := <-confirmed:
+		case <-confirmed:
 			got++
-			if connected {
-				gotUp++
-			}
 		case <-ctx.Done():
 			w.Close()
 			return nil, ctx.Err()

@@ -75,6 +75,31 @@ func readAsync(s *stallConn) <-chan error {
 	return done
 }
 
+// heldBack fails t if read, a pending Read, returns within 50ms: why
+// says what it would mean.
+func heldBack(t *testing.T, read <-chan error, why string) {
+	t.Helper()
+	select {
+	case err := <-read:
+		t.Fatalf("%s (err %v)", why, err)
+	case <-time.After(50 * time.Millisecond):
+	}
+}
+
+// delivered fails t unless read, a pending Read, returns without an error
+// within 5s: why says what a timeout would mean.
+func delivered(t *testing.T, read <-chan error, why string) {
+	t.Helper()
+	select {
+	case err := <-read:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal(why)
+	}
+}
+
 // handshake writes a connect request for session sid (0: a new one) and
 // delivers the member's answer.
 func handshake(t *testing.T, s *stallConn, sc *scriptConn, sid int64) {
@@ -106,20 +131,9 @@ func TestStallConn_gateHoldsZxidUntilSetWatches(t *testing.T) {
 	s.Write(request(1, opGetData, "/a", false))
 	sc.in <- response(1, 100)
 	read := readAsync(s)
-	select {
-	case err := <-read:
-		t.Fatalf("a response with a zxid was delivered before setWatches was written (err %v)", err)
-	case <-time.After(50 * time.Millisecond):
-	}
+	heldBack(t, read, "a response with a zxid was delivered before setWatches was written")
 	s.Write(request(2, opSetWatches, "", false))
-	select {
-	case err := <-read:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the response was still held 5s after setWatches was written")
-	}
+	delivered(t, read, "the response was still held 5s after setWatches was written")
 }
 
 // A connection closed while a response waits at the gate does not deliver
@@ -206,18 +220,7 @@ func TestStallConn_earlierSetWatchesDoNotOpenTheGate(t *testing.T) {
 	s.Write(request(2, opGetData, "/a", false))
 	sc2.in <- response(2, 100)
 	read := readAsync(s)
-	select {
-	case err := <-read:
-		t.Fatalf("the earlier connection's setWatches opened the gate (err %v)", err)
-	case <-time.After(50 * time.Millisecond):
-	}
+	heldBack(t, read, "the earlier connection's setWatches opened the gate")
 	s.Write(request(3, opSetWatches, "", false)) // this connection's
-	select {
-	case err := <-read:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the response was still held 5s after this connection's setWatches was written")
-	}
+	delivered(t, read, "the response was still held 5s after this connection's setWatches was written")
 }
