@@ -41,7 +41,9 @@ func (c *Client) attempt(ctx context.Context, cn *conn, key string, o *options, 
 			return nil, opError("acquire", key, translate(err, driver.ErrHeld, ErrNotAcquired))
 		}
 		c.stats.failed.Add(1)
-		c.cleanup(ctx, cn, key, value, turn)
+		if err = classify(ctx, err); !neverReached(err) {
+			c.cleanup(ctx, cn, key, value, turn)
+		}
 		c.log().DebugContext(ctx, "lock: acquire attempt failed", "key", key, "err", err)
 		return nil, opError("acquire", key, err)
 	}
@@ -58,6 +60,20 @@ func (c *Client) attempt(ctx context.Context, cn *conn, key string, o *options, 
 	}
 	c.stats.acquired.Add(1)
 	return l, nil
+}
+
+// handOut checks the validity of l, a lock about to be handed to its
+// caller, last. It returns nil if l may be handed over. If l's validity
+// has passed (the call was slow to return it), l is given back in the
+// background, counted as a failed attempt, and the error says so.
+func (c *Client) handOut(l *Lock) error {
+	if l.Err() == nil {
+		return nil
+	}
+	c.stats.acquired.Add(^uint64(0)) // counted at the grant: take it back
+	c.stats.failed.Add(1)
+	go l.discard()
+	return opError("acquire", l.key, errTooLate)
 }
 
 // grant returns the Lock of value's lease on key, granted by a request

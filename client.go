@@ -209,16 +209,26 @@ func (c *Client) TryAcquire(ctx context.Context, key string, opts ...Option) (*L
 	}
 	l, err := c.attempt(ctx, cn, key, &o, nil)
 	t.end(ctx, acquired(l, 1, err))
+	if err == nil {
+		if err = c.handOut(l); err != nil {
+			l = nil
+		}
+	}
 	return l, err
 }
 
 // acquireTraced is acquire, followed by the client's observer and debug
 // log.
 func (c *Client) acquireTraced(ctx context.Context, key string, o *options) (*Lock, error) {
-	ctx, t := c.trace(ctx, "acquire", key)
-	l, attempts, err := c.acquire(ctx, key, o)
-	t.end(ctx, acquired(l, attempts, err))
-	return l, err
+	for {
+		ctx, t := c.trace(ctx, "acquire", key)
+		l, attempts, err := c.acquire(ctx, key, o)
+		t.end(ctx, acquired(l, attempts, err))
+		if err != nil || c.handOut(l) == nil {
+			return l, err
+		}
+		// Its validity passed while the call ended: wait on.
+	}
 }
 
 // acquired is the event of an acquisition that ended with l and err.
@@ -240,14 +250,20 @@ func (c *Client) acquire(ctx context.Context, key string, o *options) (l *Lock, 
 		return nil, 0, opError("acquire", key, err)
 	}
 	w := c.waits.newWait(key, o, cn.waiter, cn.transferer != nil, c.closing, c.log())
-	defer func() { w.end(l) }()
 	var failure error // the last attempt's; nil before the first
 	for {
-		if l, err = w.next(ctx, failure); l != nil || err != nil {
-			return l, attempts, err
+		if l, err = w.next(ctx, failure); err != nil {
+			w.end(nil)
+			return nil, attempts, err
 		}
-		attempts++
-		if l, failure = c.attempt(ctx, cn, key, o, w.turn()); failure == nil {
+		if l == nil {
+			attempts++
+			if l, failure = c.attempt(ctx, cn, key, o, w.turn()); l == nil {
+				continue
+			}
+		}
+		if failure = c.handOut(l); failure == nil {
+			w.end(l)
 			return l, attempts, nil
 		}
 	}

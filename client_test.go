@@ -242,6 +242,7 @@ func TestAcquire_retriesRightAfterSubscribing(t *testing.T) {
 		if got := time.Since(start); got != 0 {
 			t.Errorf("Acquire took %v; want an attempt right after subscribing", got)
 		}
+		synctest.Wait() // watches are closed in the background
 		if w, o := wc.watches.Load(), wc.open.Load(); w != 1 || o != 0 {
 			t.Errorf("%d watches opened, %d left open; want 1 opened and closed", w, o)
 		}
@@ -262,6 +263,7 @@ func TestAcquire_closesWatchWhenGivingUp(t *testing.T) {
 		if n := len(wc.acquireCalls()); n < 10 {
 			t.Errorf("%d attempts in 1s at 50-100ms; a Waiter must not stop polling", n)
 		}
+		synctest.Wait() // watches are closed in the background
 		if w, o := wc.watches.Load(), wc.open.Load(); w != 1 || o != 0 {
 			t.Errorf("%d watches opened, %d left open; want 1 opened and closed", w, o)
 		}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/distlock/lock/driver"
 )
 
 // ErrNotAcquired means the key is held by someone else. [Client.TryAcquire]
@@ -23,6 +25,19 @@ var ErrNotHeld = errors.New("lock is not held")
 // when the lock is lost (an extension was refused or failed until validity
 // ran out), and what Do returns when the lock was lost while the function ran.
 var ErrLost = errors.New("lock lost")
+
+// ErrMisconfigured means the backend refused the call for a reason that
+// retrying cannot fix: wrong credentials, an identity the backend refuses,
+// a TLS certificate or protocol mismatch, or a host name that does not
+// resolve. [Client.Acquire] ends with it at once instead of waiting.
+var ErrMisconfigured = driver.ErrMisconfigured
+
+// ErrUnavailable means the backend could not be reached: connections were
+// refused, or it did not answer in time. Retrying may help. A waiting
+// [Client.Acquire] keeps trying through it for at most [MaxUnavailable] in
+// a row, and then ends with an error matching it, even if its context has
+// no deadline.
+var ErrUnavailable = driver.ErrUnavailable
 
 // ErrClosed is returned by every operation on a [Client] that has been
 // closed.
@@ -67,7 +82,19 @@ func (e *Error) Error() string {
 		}
 		s += " " + strconv.Quote(k)
 	}
-	return s + ": " + e.Err.Error()
+	return s + ": " + cut(e.Err.Error(), maxCauseInError)
+}
+
+// maxCauseInError is how much of a cause an error message quotes: a
+// driver's error may quote a host or a DSN that the caller made huge.
+const maxCauseInError = 1024
+
+// cut shortens s to at most n bytes of valid UTF-8, marking the cut.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "... (cut)"
 }
 
 // Unwrap returns the cause.

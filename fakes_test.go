@@ -100,6 +100,7 @@ func (c extendingConn) Extend(ctx context.Context, key, value string, ttl time.D
 type waitingConn struct {
 	*scriptedConn
 	watches, open atomic.Int32
+	closeDelay    time.Duration // how long a watch's Close takes
 }
 
 var _ driver.Waiter = (*waitingConn)(nil)
@@ -113,7 +114,11 @@ func (c *waitingConn) Watch(context.Context, string) (driver.Watch, error) {
 type silentWatch struct{ c *waitingConn }
 
 func (silentWatch) Released() <-chan struct{} { return nil }
-func (w silentWatch) Close() error            { w.c.open.Add(-1); return nil }
+func (w silentWatch) Close() error {
+	time.Sleep(w.c.closeDelay)
+	w.c.open.Add(-1)
+	return nil
+}
 
 // announcingConn is a scriptedConn that implements driver.Waiter with
 // watches that fire when the test sends on released.

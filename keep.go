@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -28,22 +29,32 @@ func (l *Lock) KeepAlive() (stop func()) { return l.keepAlive(context.Background
 
 // keepAlive is KeepAlive, logging with ctx's values (it outlives ctx),
 // and calling onEnd, if not nil, with the cause if the lock ends before
-// stop is called.
+// stop is called. onEnd runs the moment Done closes, on a goroutine of its
+// own, so that an extension or a release in progress never delays it.
 func (l *Lock) keepAlive(ctx context.Context, onEnd func(cause error)) (stop func()) {
 	kctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		l.keep(kctx, onEnd)
-	}()
+	var wg sync.WaitGroup
+	wg.Go(func() { l.keep(kctx) })
+	if onEnd != nil {
+		ended := l.Done()
+		wg.Go(func() {
+			select {
+			case <-ended:
+				if kctx.Err() == nil {
+					onEnd(l.Err())
+				}
+			case <-kctx.Done():
+			}
+		})
+	}
 	return func() {
 		cancel()
-		<-done
+		wg.Wait()
 	}
 }
 
 // keep extends l until ctx is done or l ends.
-func (l *Lock) keep(ctx context.Context, onEnd func(cause error)) {
+func (l *Lock) keep(ctx context.Context) {
 	ended := l.Done()
 	every := l.ttl / 3
 	retry := max(every/8, MinTTL/2)
@@ -65,7 +76,7 @@ func (l *Lock) keep(ctx context.Context, onEnd func(cause error)) {
 			return
 		case <-ended:
 			if ctx.Err() == nil {
-				l.ended(ctx, why, onEnd)
+				l.ended(ctx, why)
 			}
 			return
 		case <-due:
@@ -85,17 +96,14 @@ func (l *Lock) keep(ctx context.Context, onEnd func(cause error)) {
 	}
 }
 
-// ended reports to onEnd, and logs, why the kept lock l ended; why is the
-// last extension's failure, if any.
-func (l *Lock) ended(ctx context.Context, why error, onEnd func(cause error)) {
+// ended logs why the kept lock l ended, if it was lost; why is the last
+// extension's failure, if any.
+func (l *Lock) ended(ctx context.Context, why error) {
 	cause := l.Err()
 	if errors.Is(cause, ErrLost) {
 		if why != nil {
 			cause = fmt.Errorf("%w: %w", ErrLost, why)
 		}
 		l.c.warn(ctx, "lock: lost while kept alive", "key", l.key, "err", cause)
-	}
-	if onEnd != nil {
-		onEnd(cause)
 	}
 }

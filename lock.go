@@ -266,6 +266,25 @@ func (l *Lock) giveBack(ctx context.Context) {
 	}
 }
 
+// discard gives back a lock whose validity passed before it reached its
+// caller, under its own timeout. If the client is closing, its Close
+// releases the lock instead.
+func (l *Lock) discard() {
+	if !l.c.enter() {
+		return
+	}
+	defer l.c.leave()
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.state.Load().ended() {
+		return
+	}
+	l.announceEnd()
+	l.giveBack(ctx)
+}
+
 // letGo releases the lock for its client's Close, which has taken it off
 // the client's held locks and waits for no other operation of the client:
 // it announces the end first, so that Do's function stops, then releases

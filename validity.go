@@ -82,7 +82,7 @@ func (l *Lock) Done() <-chan struct{} {
 
 var (
 	errValidityRanOut = fmt.Errorf("%w: its validity ran out", ErrLost)
-	errKnownLost      = fmt.Errorf("%w: the backend no longer holds it", ErrLost)
+	errKnownLost      = fmt.Errorf("%w: the backend no longer holds it (%w)", ErrLost, ErrNotHeld)
 	errReleased       = fmt.Errorf("%w: released", ErrNotHeld)
 )
 

@@ -233,11 +233,12 @@ type wait struct {
 	q     *queue       // the key's queue, unless arriving or outside
 	watch driver.Watch // the subscription to releases, once made
 
-	attempts     int   // attempts made, or counted while waiting for the turn
-	last         error // the cause of the last failed attempt that the context did not end
-	woken        bool  // the last pause ended at a release, or at a handover that failed
-	failures     int   // attempts in a row, since a wake-up, that the backend failed
-	unsubscribed int   // subscriptions to releases in a row that failed
+	attempts     int       // attempts made, or counted while waiting for the turn
+	last         error     // the cause of the last failed attempt that the context did not end
+	woken        bool      // the last pause ended at a release, or at a handover that failed
+	failures     int       // attempts in a row, since a wake-up, that the backend failed
+	unsubscribed int       // subscriptions to releases in a row that failed
+	down         time.Time // when the current run of attempts that could not reach the backend began; zero if none
 }
 
 // place is where a waiting call stands.
@@ -301,6 +302,12 @@ func (w *wait) failed(ctx context.Context, err error) error {
 		return gaveUp(ctx, w.key, cmp.Or(w.last, err))
 	}
 	w.last = err
+	switch {
+	case errors.Is(err, ErrMisconfigured):
+		return err // retrying cannot help
+	case w.unreachableTooLong(err):
+		return opError("acquire", w.key, fmt.Errorf("the backend was unreachable for %v: %w", MaxUnavailable, unwrapOp(err)))
+	}
 	if _, again := w.o.retry.Delay(w.attempts); !again {
 		return err
 	}
@@ -325,6 +332,29 @@ func (w *wait) failed(ctx context.Context, err error) error {
 	}
 	w.subscribe(ctx)
 	return nil
+}
+
+// unreachableTooLong takes the failure err of an attempt and reports
+// whether every attempt since the first of a run of failures to reach
+// the backend failed that way, for MaxUnavailable or longer.
+func (w *wait) unreachableTooLong(err error) bool {
+	if !errors.Is(err, ErrUnavailable) {
+		w.down = time.Time{}
+		return false
+	}
+	if w.down.IsZero() {
+		w.down = time.Now()
+	}
+	return time.Since(w.down) >= MaxUnavailable
+}
+
+// unwrapOp returns the cause of err if it is an *Error, err otherwise.
+func unwrapOp(err error) error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Err
+	}
+	return err
 }
 
 // awaitTurn waits in the queue for the turn, giving up when ctx is done or
@@ -506,7 +536,9 @@ func (w *wait) turn() *queue {
 // the next holder waits for l's.
 func (w *wait) end(l *Lock) {
 	if w.watch != nil {
-		w.watch.Close()
+		// In the background: a driver may take its time to unsubscribe
+		// (from a hung node, say), and the lock is the caller's now.
+		go w.watch.Close()
 	}
 	if w.place == first {
 		if l != nil {

@@ -40,6 +40,24 @@ var ErrHeld = errors.New("key is held by another holder")
 // only then. Drivers may wrap it.
 var ErrNotHeld = errors.New("key is not held by this value")
 
+// ErrMisconfigured marks a failure that retrying cannot fix: the backend
+// refused the credentials or the identity, a TLS handshake failed on a
+// certificate or a protocol mismatch, or a host name does not resolve.
+// Drivers wrap it around the backend's error, with
+// fmt.Errorf("%w: %w", driver.ErrMisconfigured, err) for instance. The
+// core then ends the call at once instead of retrying. A driver that cannot
+// tell such a failure apart may leave it unmarked: the core recognizes the
+// standard library's DNS and certificate errors itself.
+var ErrMisconfigured = errors.New("misconfigured, so retrying cannot help")
+
+// ErrUnavailable marks a failure to reach the backend that retrying may
+// fix: connections refused, a server that did not answer within the
+// driver's request timeout, a quorum of nodes that could not be reached.
+// Drivers wrap it around the backend's error. A waiting acquisition keeps
+// trying through such failures for a bounded time only (see the core's
+// MaxUnavailable). The core recognizes refused connections by itself.
+var ErrUnavailable = errors.New("backend unavailable")
+
 // Driver is the interface a lock backend registers with lock.Register.
 //
 // Unlike database/sql/driver, which keeps Driver.Open for drivers written
