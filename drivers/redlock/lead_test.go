@@ -252,6 +252,11 @@ func TestWatch_waitsForEveryConnectedNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w0.Close()
+	for _, f := range fs {
+		for !f.subscribed(r.channel("warm-up")) {
+			time.Sleep(time.Millisecond)
+		}
+	}
 
 	fs[2].mu.Lock()
 	fs[2].confirmDelay = 50 * time.Millisecond
@@ -276,5 +281,40 @@ func TestWatch_waitsForEveryConnectedNode(t *testing.T) {
 	defer w2.Close()
 	if took := time.Since(start); took > time.Second {
 		t.Errorf("the Watch took %v: it waited for the slow node past its timer", took)
+	}
+}
+
+// TestWatch_hungNodeDelaysNobody: with a node hung, subscribing and
+// unsubscribing go on at the healthy nodes' pace. The hung node's
+// requests wait on its own writer, never on the waiter.
+func TestWatch_hungNodeDelaysNobody(t *testing.T) {
+	r, fs := fakes(t, 5) // node timeout 200ms: the Watch's timer
+	w0, err := r.Watch(t.Context(), "warm-up")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w0.Close()
+	fs[0].setHang(true)
+	defer fs[0].setHang(false)
+	// A round that times out on the hung node lets the client know.
+	if _, err := r.Acquire(t.Context(), "seen", "v", time.Second); err != nil {
+		t.Fatal(err)
+	}
+	for r.healthy(0) {
+		time.Sleep(time.Millisecond)
+	}
+	for i := range 10 {
+		start := time.Now()
+		w, err := r.Watch(t.Context(), fmt.Sprint("k", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		subscribed := time.Since(start)
+		start = time.Now()
+		w.Close()
+		closed := time.Since(start)
+		if subscribed > 50*time.Millisecond || closed > 10*time.Millisecond {
+			t.Fatalf("Watch took %v and Close %v with a node hung; want neither to wait for it", subscribed, closed)
+		}
 	}
 }

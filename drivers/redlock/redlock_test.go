@@ -272,10 +272,14 @@ func (s *fakeSub) deliver(channel string, ev Event) {
 	}
 }
 
-func (s *fakeSub) Subscribe(_ context.Context, ch string) error {
+func (s *fakeSub) Subscribe(ctx context.Context, ch string) error {
 	s.node.mu.Lock()
-	delay := s.node.confirmDelay
+	delay, hang := s.node.confirmDelay, s.node.hang
 	s.node.mu.Unlock()
+	if hang {
+		<-ctx.Done()
+		return ctx.Err()
+	}
 	confirm := func() {
 		s.mu.Lock()
 		s.chans[ch] = true
@@ -293,7 +297,14 @@ func (s *fakeSub) Subscribe(_ context.Context, ch string) error {
 	return nil
 }
 
-func (s *fakeSub) Unsubscribe(_ context.Context, ch string) error {
+func (s *fakeSub) Unsubscribe(ctx context.Context, ch string) error {
+	s.node.mu.Lock()
+	hang := s.node.hang
+	s.node.mu.Unlock()
+	if hang {
+		<-ctx.Done()
+		return ctx.Err()
+	}
 	s.mu.Lock()
 	delete(s.chans, ch)
 	s.mu.Unlock()

@@ -59,10 +59,11 @@ func (r *Redlock) Watch(ctx context.Context, key string) (driver.Watch, error) {
 	}
 	if s.nodes == nil {
 		for i, n := range r.nodes {
-			ns := &nodeSub{s: s, node: n, i: i}
+			ns := newNodeSub(s, n, i)
 			s.nodes = append(s.nodes, ns)
-			s.wg.Add(1)
+			s.wg.Add(2)
 			go ns.run()
+			go ns.write()
 		}
 	}
 	ws := s.watchers[ch]
@@ -76,16 +77,18 @@ func (r *Redlock) Watch(ctx context.Context, key string) (driver.Watch, error) {
 	s.mu.Unlock()
 
 	// A release is announced by one node (see Release): wait for as many
-	// confirmations as there are nodes whose connection is up, not just a
-	// quorum, so that the call's next attempt does not run ahead of the
-	// subscription on the node that will announce; a node that is down or
-	// slow to confirm delays it by the timer at most, if a quorum confirmed.
+	// confirmations as there are healthy nodes whose connection is up, not
+	// just a quorum, so that the call's next attempt does not run ahead of
+	// the subscription on the node that will announce. A node that timed
+	// out since its last answer is not waited for: a hung minority must
+	// not slow every waiter down. One slow to confirm delays Watch by the
+	// timer at most, if a quorum confirmed.
 	confirmed := make(chan struct{}, len(nodes))
 	quorum := len(nodes)/2 + 1
 	up := 0
 	for _, ns := range nodes {
 		done, connected := ns.want(ch)
-		if connected {
+		if connected && r.healthy(ns.i) {
 			up++
 		}
 		go func() {
@@ -233,8 +236,27 @@ func (s *subscriptions) close() {
 		}
 		ns.mu.Unlock()
 	}
-	s.wg.Wait()
+	// A loop dialing a hung node ends by its client's own dial and read
+	// timeouts: Close does not wait for it past closeWait.
+	done := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(closeWait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
 }
+
+// healthy reports whether node i has answered since its last timeout.
+func (r *Redlock) healthy(i int) bool { return r.breakers[i].timeouts.Load() == 0 }
+
+// closeWait bounds how long Close waits for the subscriptions' connection
+// loops to end.
+const closeWait = time.Second
 
 // watch is one waiter's subscription.
 type watch struct {
@@ -278,15 +300,25 @@ func (w *watch) Close() error {
 // it fails. Requests are counted per channel and connection: each
 // SUBSCRIBE is confirmed by one message, in order, so a SUBSCRIBE is
 // confirmed once the channel's confirmations catch up with it.
+//
+// Callers never wait on the node: want and drop record what the node
+// should be subscribed to, and the node's writer (see write) sends the
+// requests, one at a time and each under the node's timeout, so that a
+// hung node holds up nobody but its own writer.
 type nodeSub struct {
 	s    *subscriptions
 	node Node
-	i    int // the node's index
+	i    int           // the node's index
+	poke chan struct{} // wakes the writer; buffered
 
 	mu    sync.Mutex
 	sub   Subscriber // nil while (re)connecting
 	chans map[string]*chanState
 	waits []ackWait
+}
+
+func newNodeSub(s *subscriptions, node Node, i int) *nodeSub {
+	return &nodeSub{s: s, node: node, i: i, poke: make(chan struct{}, 1)}
 }
 
 // chanState is what one connection knows of one channel.
@@ -304,61 +336,147 @@ type ackWait struct {
 
 // want makes sure the connection subscribes to ch, and returns a channel
 // that is closed once the node confirmed it, and whether the connection is
-// up.
+// up. It never waits on the node.
 func (ns *nodeSub) want(ch string) (done chan struct{}, connected bool) {
 	done = make(chan struct{})
 	ns.mu.Lock()
 	defer ns.mu.Unlock()
 	if ns.sub == nil {
-		// The loop subscribes to every watched channel once connected.
+		// The writer subscribes to every watched channel once connected.
 		ns.waits = append(ns.waits, ackWait{ch: ch, done: done})
 		return done, false
 	}
-	st := ns.chans[ch]
-	if st == nil || !st.active {
-		st = ns.send(ch)
-	}
-	if st != nil && st.acked >= st.sent {
+	switch st := ns.chans[ch]; {
+	case st != nil && st.active && st.acked >= st.sent:
 		close(done)
-	} else if st != nil {
+	case st != nil && st.active:
 		ns.waits = append(ns.waits, ackWait{ch: ch, n: st.sent, done: done})
+	default:
+		ns.waits = append(ns.waits, ackWait{ch: ch, done: done})
+		ns.wake()
 	}
-	return done, st != nil
+	return done, true
 }
 
-// send sends SUBSCRIBE ch and returns the channel's state, or nil if the
-// connection failed. ns.mu must be held and ns.sub set.
-func (ns *nodeSub) send(ch string) *chanState {
-	if err := ns.sub.Subscribe(ns.s.ctx, ch); err != nil {
-		ns.sub.Close() // the loop sees the failure and reconnects
-		return nil
+// drop unsubscribes from ch, which has no watchers left, in the
+// background.
+func (ns *nodeSub) drop(string) { ns.wake() }
+
+// wake tells the writer that the subscriptions wanted changed.
+func (ns *nodeSub) wake() {
+	select {
+	case ns.poke <- struct{}{}:
+	default:
 	}
+}
+
+// write is the node's writer: until the subscriptions are closed, it
+// brings the connection's subscriptions in line with the watched
+// channels each time it is woken.
+func (ns *nodeSub) write() {
+	defer ns.s.wg.Done()
+	ctx := ns.s.ctx
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ns.poke:
+		}
+		for ns.sync(ctx) {
+		}
+	}
+}
+
+// sync sends the one request that the connection needs next, if any,
+// and reports whether it sent one (more may be needed). The request is
+// counted before it is sent, so that its confirmation, which the reader
+// may receive before the writer returns, finds it counted; a request that
+// fails closes the connection, whose successor starts its counts anew.
+func (ns *nodeSub) sync(ctx context.Context) bool {
+	ns.mu.Lock()
+	sub := ns.sub
+	ch, subscribe, ok := "", false, false
+	if sub != nil {
+		ch, subscribe, ok = ns.nextRequest()
+	}
+	if ok {
+		ns.count(ch, subscribe)
+	}
+	ns.mu.Unlock()
+	if !ok {
+		return false
+	}
+	rctx, cancel := context.WithTimeout(ctx, max(ns.s.r.roundTimeout(0), DefaultNodeTimeout))
+	defer cancel()
+	var err error
+	if subscribe {
+		err = sub.Subscribe(rctx, ch)
+	} else {
+		err = sub.Unsubscribe(rctx, ch)
+	}
+	if err != nil {
+		sub.Close() // the reader sees the failure and reconnects
+		return false
+	}
+	return true
+}
+
+// count records a request about to be sent on the connection: a
+// SUBSCRIBE to ch if subscribe, an UNSUBSCRIBE otherwise. ns.mu must be
+// held.
+func (ns *nodeSub) count(ch string, subscribe bool) {
 	st := ns.chans[ch]
 	if st == nil {
 		st = &chanState{}
 		ns.chans[ch] = st
 	}
-	st.active = true
+	st.active = subscribe
+	if !subscribe {
+		if st.acked >= st.sent {
+			delete(ns.chans, ch)
+		}
+		return
+	}
 	st.sent++
-	return st
+	for i := range ns.waits {
+		if w := &ns.waits[i]; w.ch == ch && w.n == 0 {
+			w.n = st.sent
+		}
+	}
 }
 
-// drop unsubscribes from ch, which has no watchers left.
-func (ns *nodeSub) drop(ch string) {
-	ns.mu.Lock()
-	defer ns.mu.Unlock()
-	st := ns.chans[ch]
-	if ns.sub == nil || st == nil || !st.active || ns.s.watched(ch) {
-		return
+// nextRequest returns a channel whose subscription on the connection is
+// not what the watchers want, and whether to subscribe to it or not.
+// ns.mu must be held.
+func (ns *nodeSub) nextRequest() (ch string, subscribe, ok bool) {
+	for _, ch := range ns.s.channels() {
+		if st := ns.chans[ch]; st == nil || !st.active {
+			return ch, true, true
+		}
 	}
-	if err := ns.sub.Unsubscribe(ns.s.ctx, ch); err != nil {
-		ns.sub.Close()
-		return
+	for ch, st := range ns.chans {
+		if st.active && !ns.s.watched(ch) {
+			return ch, false, true
+		}
 	}
-	st.active = false
-	if st.acked >= st.sent {
-		delete(ns.chans, ch)
+	// Waits for channels that lost their watchers meanwhile end now.
+	ns.endWaits(func(w ackWait) bool { return w.n == 0 && !ns.s.watched(w.ch) })
+	return "", false, false
+}
+
+// endWaits closes and drops the waits for which end is true. ns.mu must
+// be held.
+func (ns *nodeSub) endWaits(end func(ackWait) bool) {
+	kept := ns.waits[:0]
+	for _, w := range ns.waits {
+		if end(w) {
+			close(w.done)
+		} else {
+			kept = append(kept, w)
+		}
 	}
+	clear(ns.waits[len(kept):])
+	ns.waits = kept
 }
 
 // ack counts a confirmation of ch and releases the waits it satisfies.
@@ -373,20 +491,12 @@ func (ns *nodeSub) ack(ch string) {
 	if !st.active && st.acked >= st.sent {
 		delete(ns.chans, ch)
 	}
-	kept := ns.waits[:0]
-	for _, w := range ns.waits {
-		if w.ch == ch && w.n > 0 && st.acked >= w.n {
-			close(w.done)
-		} else {
-			kept = append(kept, w)
-		}
-	}
-	clear(ns.waits[len(kept):])
-	ns.waits = kept
+	ns.endWaits(func(w ackWait) bool { return w.ch == ch && w.n > 0 && st.acked >= w.n })
 }
 
-// run keeps the connection open, subscribed to every watched channel, and
-// passes its messages on, until the subscriptions are closed.
+// run keeps the connection open and passes its messages on, until the
+// subscriptions are closed; the writer subscribes it to every watched
+// channel.
 func (ns *nodeSub) run() {
 	defer ns.s.wg.Done()
 	ctx := ns.s.ctx
@@ -403,23 +513,12 @@ func (ns *nodeSub) run() {
 		}
 		ns.mu.Lock()
 		ns.sub, ns.chans = sub, make(map[string]*chanState)
-		for _, ch := range ns.s.channels() {
-			ns.send(ch)
+		// Waits from an earlier connection wait for this one's SUBSCRIBE.
+		for i := range ns.waits {
+			ns.waits[i].n = 0
 		}
-		// Waits from an earlier connection wait for this one's SUBSCRIBE;
-		// those whose channel lost its watchers meanwhile end now.
-		kept := ns.waits[:0]
-		for _, w := range ns.waits {
-			if st := ns.chans[w.ch]; st != nil {
-				w.n = st.sent
-				kept = append(kept, w)
-			} else {
-				close(w.done)
-			}
-		}
-		clear(ns.waits[len(kept):])
-		ns.waits = kept
 		ns.mu.Unlock()
+		ns.wake()
 		if ctx.Err() != nil { // closed while connecting
 			sub.Close()
 			return
