@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -29,6 +30,10 @@ func (s *suite) contend(t *testing.T, keys []string, goroutines, n int) {
 					return
 				}
 				got := time.Now()
+				if !got.Before(l.ValidUntil()) {
+					errs <- fmt.Errorf("Acquire returned a lock whose validity had passed %v before", got.Sub(l.ValidUntil()))
+					return
+				}
 				time.Sleep(time.Duration(i%3) * 100 * time.Microsecond)
 				h.Hold(l, got)
 				if err := l.Release(ctx); err != nil {

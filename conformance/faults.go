@@ -43,6 +43,8 @@ func (s *suite) faultCases() []testCase {
 		{"Faults_majorityKilled", func(t *testing.T) { s.majority(t, s.h.Faults.Kill) }},
 		{"Faults_majorityHung", func(t *testing.T) { s.majority(t, s.h.Faults.Hang) }},
 		{"Faults_majorityHungEndsKeptLock", s.majorityHungEndsKeptLock},
+		{"Faults_minorityHungContention", s.minorityHungContention},
+		{"Faults_majorityHungCancelsDo", s.majorityHungCancelsDo},
 	}
 }
 

@@ -48,6 +48,12 @@ type Harness struct {
 	// must make attempts fail within Harness.TTL with an error that does not
 	// match lock.ErrNotAcquired, leaving nothing held on the other nodes.
 	Faults Faults
+
+	// Misconfigured, if set, opens a client on the same backend whose
+	// credentials (or identity) the backend refuses. The suite checks that
+	// its Acquire ends at once with an error matching
+	// lock.ErrMisconfigured, instead of retrying.
+	Misconfigured func(t *testing.T) *lock.Client
 }
 
 // Run runs the conformance suite as subtests of t.
@@ -92,6 +98,7 @@ func Run(t *testing.T, h Harness) {
 		{"Driver_ownership", s.driverOwnership},
 		{"Driver_noRevival", s.driverNoRevival},
 		{"Driver_transfer", s.driverTransfer},
+		{"Misconfigured_failsFast", s.misconfigured},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -64,6 +64,7 @@ type ProcessReport struct {
 	Acquired, Failed   int            // acquisitions, and attempts that failed with an error
 	Faults             map[string]int // the nemesis's actions, by kind
 	Overlaps           int            // pairs of holdings of one key whose validity windows overlap
+	ExpiredAtReturn    int            // locks whose validity had passed when Acquire returned them
 	Regressions        int            // tokens that did not grow (fenced drivers)
 	Writes, LostWrites int            // register writes under the lock, and those a concurrent holder overwrote
 	StaleRefused       int            // writes of a token older than the register's, refused (a paused holder's)
@@ -134,6 +135,8 @@ type record struct {
 	Write  string `json:"write,omitempty"` // "ok", "late" (ended past the validity), "stale" (refused), or "" (not written: validity too short)
 	Err    string `json:"err,omitempty"`   // of a failed attempt
 	At     int64  `json:"at,omitempty"`    // of a failed attempt
+
+	Expired bool `json:"expired,omitempty"` // the lock's validity had passed when Acquire returned it
 }
 
 // monoBase relates this process's time.Time readings to CLOCK_MONOTONIC:
@@ -276,9 +279,9 @@ func (r ProcessReport) String() string {
 	if r.LeftoversCounted {
 		left = fmt.Sprintf("%d at the end, %d a TTL later", r.LeftAtEnd, r.LeftAfterTTL)
 	}
-	return fmt.Sprintf("%d acquisitions in %v (%.0f/s), %d failed attempts; faults: %s; %d overlaps, %d token regressions; %d register writes, %d lost, %d stale refused; longest without an acquisition %v; locks left behind: %s",
+	return fmt.Sprintf("%d acquisitions in %v (%.0f/s), %d failed attempts; faults: %s; %d overlaps, %d token regressions, %d returned expired; %d register writes, %d lost, %d stale refused; longest without an acquisition %v; locks left behind: %s",
 		r.Acquired, r.Took.Round(time.Millisecond), r.AcquiredPerSecond, r.Failed, cmp.Or(strings.Join(kinds, ", "), "none"),
-		r.Overlaps, r.Regressions, r.Writes, r.LostWrites, r.StaleRefused, r.LongestUnavailable.Round(time.Millisecond), left)
+		r.Overlaps, r.Regressions, r.ExpiredAtReturn, r.Writes, r.LostWrites, r.StaleRefused, r.LongestUnavailable.Round(time.Millisecond), left)
 }
 
 // runWorker is a worker process's life: contend until the deadline,
@@ -311,10 +314,11 @@ func runWorker(t *testing.T, p Processes, idx string) {
 			continue
 		}
 		from := time.Now()
+		expired := !from.Before(l.ValidUntil()) // checked before the nemesis may pause the holder
 		marker := filepath.Join(dir, fmt.Sprintf("holding-%d", i))
 		os.WriteFile(marker, nil, 0o644) // for the nemesis, which pauses holders
 		tok, fenced := l.Token()
-		rec := record{Worker: i, Key: key, From: mono(from), Token: uint64(tok), Fenced: fenced}
+		rec := record{Worker: i, Key: key, From: mono(from), Token: uint64(tok), Fenced: fenced, Expired: expired}
 		rec.Write = writeRegister(dir, key, l, p.TTL/10, time.Duration(rng.IntN(1000))*time.Microsecond)
 		to := time.Now()
 		if vu := l.ValidUntil(); vu.Before(to) {
@@ -498,6 +502,9 @@ func check(t *testing.T, p Processes, dir string, rep *ProcessReport) {
 				continue
 			}
 			rep.Acquired++
+			if r.Expired {
+				rep.ExpiredAtReturn++
+			}
 			starts = append(starts, r.From)
 			if r.To <= r.From {
 				// Paused between Acquire's return and its first look at
@@ -559,6 +566,9 @@ func RequireSafe(t *testing.T, rep ProcessReport) {
 	}
 	if rep.Overlaps != 0 || rep.Regressions != 0 || rep.LostWrites != 0 {
 		t.Errorf("%d overlaps, %d token regressions, %d lost writes:\n%s", rep.Overlaps, rep.Regressions, rep.LostWrites, rep.Report)
+	}
+	if rep.ExpiredAtReturn != 0 {
+		t.Errorf("%d acquisitions returned a lock whose validity had passed", rep.ExpiredAtReturn)
 	}
 	if rep.LeftAfterTTL != 0 {
 		t.Errorf("%d locks left behind a TTL and a half after the run", rep.LeftAfterTTL)
