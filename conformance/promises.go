@@ -26,23 +26,23 @@ func (s *suite) minorityHungContention(t *testing.T) {
 		t.Skipf("%d nodes: no minority can fail without losing the quorum", n)
 	}
 	k := key(t, "")
-	healthy := s.handoffs(t, k, time.Second)
+	shared := s.client(t)
+	clients := []*lock.Client{shared, shared, shared, shared, s.client(t), s.client(t), s.client(t), s.client(t)}
+	healthy := s.handoffs(t, clients, k, time.Second)
 	s.breakNodes(t, (n-1)/2, s.h.Faults.Hang)
-	hung := s.handoffs(t, k, contentionRun)
+	hung := s.handoffs(t, clients, k, contentionRun)
 	t.Logf("handoffs: %.0f/s with every node up, %.0f/s with %d of %d hung", healthy, hung, (n-1)/2, n)
 	if hung < healthy/10 {
 		t.Errorf("handoffs fell from %.0f/s to %.0f/s with %d of %d nodes hung; want at least a tenth", healthy, hung, (n-1)/2, n)
 	}
 }
 
-// handoffs runs four goroutines of one client and four clients of their
-// own, each acquiring k, holding it briefly and releasing it, for d. It
-// checks every lock at the moment Acquire returns it, and the history, and
-// returns the rate of acquisitions.
-func (s *suite) handoffs(t *testing.T, k string, d time.Duration) float64 {
+// handoffs runs a goroutine per client (four goroutines of one client and
+// four clients of their own, say), each acquiring k, holding it briefly and
+// releasing it, for d. It checks every lock at the moment Acquire returns
+// it, and the history, and returns the rate of acquisitions.
+func (s *suite) handoffs(t *testing.T, clients []*lock.Client, k string, d time.Duration) float64 {
 	t.Helper()
-	shared := s.client(t)
-	clients := []*lock.Client{shared, shared, shared, shared, s.client(t), s.client(t), s.client(t), s.client(t)}
 	ttl := 2 * s.h.TTL
 	end := time.Now().Add(d)
 	ctx, cancel := context.WithDeadline(t.Context(), end)

@@ -229,20 +229,23 @@ func (s *subscriptions) close() {
 	nodes := s.nodes
 	s.mu.Unlock()
 	s.cancel()
-	for _, ns := range nodes {
-		ns.mu.Lock()
-		if ns.sub != nil {
-			ns.sub.Close() // makes a blocked Receive return
-		}
-		ns.mu.Unlock()
-	}
-	// A loop dialing a hung node ends by its client's own dial and read
-	// timeouts: Close does not wait for it past closeWait.
 	done := make(chan struct{})
 	go func() {
+		defer close(done)
+		for _, ns := range nodes {
+			ns.mu.Lock()
+			sub := ns.sub
+			ns.mu.Unlock()
+			if sub != nil {
+				// Makes a blocked Receive return. A client may make it wait
+				// for a dial in progress (go-redis does), hence the goroutine.
+				go sub.Close()
+			}
+		}
 		s.wg.Wait()
-		close(done)
 	}()
+	// A loop dialing a hung node ends by its client's own dial and read
+	// timeouts: Close does not wait for it past closeWait.
 	t := time.NewTimer(closeWait)
 	defer t.Stop()
 	select {
