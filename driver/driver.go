@@ -103,9 +103,12 @@ type Conn interface {
 	// validity from a clock reading taken before calling Acquire.
 	//
 	// If Acquire returns an error other than ErrHeld, the core assumes the
-	// key may have been set anyway (a reply lost on the network) and calls Release with the same
-	// value, so a driver need not clean up after itself on error; a quorum
-	// driver still cleans up the nodes it locked when it fails.
+	// key may have been set anyway (a reply lost on the network) and calls
+	// Release with the same value, so a driver need not clean up after
+	// itself on error; a quorum driver still cleans up the nodes it locked
+	// when it fails. The core skips that Release when the error matches
+	// ErrMisconfigured, or when every connection was refused: then no
+	// request reached a server.
 	Acquire(ctx context.Context, key, value string, ttl time.Duration) (Lease, error)
 
 	// Release deletes key if, and only if, it is held by value; otherwise it
@@ -152,7 +155,10 @@ type Transferer interface {
 type Waiter interface {
 	// Watch subscribes to releases of key. It returns once the subscription
 	// is in place, so that a release that happens after Watch returns is not
-	// missed. ctx bounds the subscription call only.
+	// missed. For a backend of several nodes, "in place" means on every
+	// node that is answering (or on a quorum, once a short timer runs out):
+	// Watch never waits for a node that stopped answering. ctx bounds the
+	// subscription call only.
 	Watch(ctx context.Context, key string) (Watch, error)
 }
 
@@ -164,7 +170,9 @@ type Watch interface {
 	// reported as one; the channel is never closed.
 	Released() <-chan struct{}
 
-	// Close ends the subscription.
+	// Close ends the subscription. The core calls it in the background,
+	// once the waiting call has returned, so it may take its time (a hung
+	// node's unsubscription, say), but it must end.
 	Close() error
 }
 
