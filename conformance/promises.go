@@ -28,22 +28,23 @@ func (s *suite) minorityHungContention(t *testing.T) {
 	k := key(t, "")
 	shared := s.client(t)
 	clients := []*lock.Client{shared, shared, shared, shared, s.client(t), s.client(t), s.client(t), s.client(t)}
-	healthy := s.handoffs(t, clients, k, time.Second)
+	healthy := Handoffs(t, clients, k, 2*s.h.TTL, time.Second, s.h.Fencing)
 	s.breakNodes(t, (n-1)/2, s.h.Faults.Hang)
-	hung := s.handoffs(t, clients, k, contentionRun)
+	hung := Handoffs(t, clients, k, 2*s.h.TTL, contentionRun, s.h.Fencing)
 	t.Logf("handoffs: %.0f/s with every node up, %.0f/s with %d of %d hung", healthy, hung, (n-1)/2, n)
 	if hung < healthy/10 {
 		t.Errorf("handoffs fell from %.0f/s to %.0f/s with %d of %d nodes hung; want at least a tenth", healthy, hung, (n-1)/2, n)
 	}
 }
 
-// handoffs runs a goroutine per client (four goroutines of one client and
-// four clients of their own, say), each acquiring k, holding it briefly and
-// releasing it, for d. It checks every lock at the moment Acquire returns
-// it, and the history, and returns the rate of acquisitions.
-func (s *suite) handoffs(t *testing.T, clients []*lock.Client, k string, d time.Duration) float64 {
+// Handoffs runs a goroutine per entry of clients (list a client several
+// times for several goroutines of one client), each acquiring k with ttl,
+// holding it for a millisecond and releasing it, for d. It fails t if a
+// lock's validity had passed when Acquire returned it, if two holdings
+// overlap, or, if fenced, if a token did not grow. It returns the
+// acquisitions per second.
+func Handoffs(t *testing.T, clients []*lock.Client, k string, ttl, d time.Duration, fenced bool) float64 {
 	t.Helper()
-	ttl := 2 * s.h.TTL
 	end := time.Now().Add(d)
 	ctx, cancel := context.WithDeadline(t.Context(), end)
 	defer cancel()
@@ -88,7 +89,7 @@ func (s *suite) handoffs(t *testing.T, clients []*lock.Client, k string, d time.
 	for _, p := range problems {
 		t.Error(p)
 	}
-	if err := h.Check(s.h.Fencing); err != nil {
+	if err := h.Check(fenced); err != nil {
 		t.Error(err)
 	}
 	return float64(acquired.Load()) / d.Seconds()

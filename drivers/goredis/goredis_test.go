@@ -21,3 +21,6 @@ func TestMain(m *testing.M) {
 }
 
 func TestConformance(t *testing.T) { redistest.Conformance(t, "goredis", goredis.Driver{}) }
+
+// TestMeasureHung is a measurement, run when redistest.MeasureEnv is set.
+func TestMeasureHung(t *testing.T) { redistest.MeasureHung(t, "goredis") }

@@ -10,3 +10,6 @@ import (
 func TestMain(m *testing.M) { redistest.Main(m) }
 
 func TestConformance(t *testing.T) { redistest.Conformance(t, "redigo", redigo.Driver{}) }
+
+// TestMeasureHung is a measurement, run when redistest.MeasureEnv is set.
+func TestMeasureHung(t *testing.T) { redistest.MeasureHung(t, "redigo") }
