@@ -62,20 +62,6 @@ func (c *Client) attempt(ctx context.Context, cn *conn, key string, o *options, 
 	return l, nil
 }
 
-// handOut checks the validity of l, a lock about to be handed to its
-// caller, last. It returns nil if l may be handed over. If l's validity
-// has passed (the call was slow to return it), l is given back in the
-// background, counted as a failed attempt, and the error says so.
-func (c *Client) handOut(l *Lock) error {
-	if l.Err() == nil {
-		return nil
-	}
-	c.stats.acquired.Add(^uint64(0)) // counted at the grant: take it back
-	c.stats.failed.Add(1)
-	go l.discard()
-	return opError("acquire", l.key, errTooLate)
-}
-
 // grant returns the Lock of value's lease on key, granted by a request
 // sent at start, with the validity that o gives it, or nil if that
 // validity has run out already.

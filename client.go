@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/distlock/lock/driver"
 )
@@ -31,7 +32,9 @@ type Client struct {
 	conn    atomic.Pointer[conn]
 	closed  atomic.Bool   // set under heldMu
 	closing chan struct{} // closed by Close, to end waiting calls
-	ops     sync.RWMutex  // read-held by operations in flight; Close takes it to wait for them
+	ops     atomic.Int64  // operations in flight (see enter)
+	idle    chan struct{} // closed once the client is closed and no operation is in flight
+	idleOne sync.Once
 
 	heldMu sync.Mutex
 	held   *Lock // the first of the locks the client holds, linked by Lock.next
@@ -111,7 +114,8 @@ func (c *Client) Ping(ctx context.Context) error {
 
 // Close lets go of the backend. It stops new acquisitions (waiting
 // Acquire calls return an error matching [ErrClosed]), waits for the
-// operations in flight to end, releases the locks the client still holds
+// operations in flight to end (for 5s at most: then it closes the
+// connection under them, and they fail), releases the locks the client still holds
 // (their [Lock.Done] is closed first, with [Lock.Err] matching ErrClosed,
 // so that the functions of running [Client.Do] calls are cancelled with
 // that cause), each under a timeout of 2s, and then closes the connection.
@@ -128,8 +132,7 @@ func (c *Client) Close() error {
 		return nil
 	}
 	close(c.closing)
-	c.ops.Lock() // wait for the operations in flight
-	defer c.ops.Unlock()
+	c.drain()
 	c.letGo(locks)
 	var errs []error
 	if cn := c.conn.Load(); cn != nil {
@@ -142,6 +145,25 @@ func (c *Client) Close() error {
 		return opError("close", "", err)
 	}
 	return nil
+}
+
+// closeWait bounds how long Close waits for the operations in flight.
+const closeWait = 5 * time.Second
+
+// drain waits for the operations in flight to end, for closeWait at most:
+// a backend that stopped answering must not hold Close up. Operations
+// admitted after it see the client closed.
+func (c *Client) drain() {
+	if c.ops.Load() == 0 {
+		c.idleOne.Do(func() { close(c.idle) })
+	}
+	t := time.NewTimer(closeWait)
+	defer t.Stop()
+	select {
+	case <-c.idle:
+	case <-t.C:
+		c.warn(context.Background(), "lock: Close: operations still in flight; closing the connection under them", "waited", closeWait)
+	}
 }
 
 // letGo releases locks, at once, each under its own timeout.

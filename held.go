@@ -8,16 +8,22 @@ package lock
 // its calls to the driver are done; Close waits for the operations admitted
 // before it.
 func (c *Client) enter() bool {
-	c.ops.RLock()
+	// Counted first: Close sets closed first, then reads the count, so
+	// that one of the two sees the other.
+	c.ops.Add(1)
 	if c.closed.Load() {
-		c.ops.RUnlock()
+		c.leave()
 		return false
 	}
 	return true
 }
 
 // leave ends an operation that enter admitted.
-func (c *Client) leave() { c.ops.RUnlock() }
+func (c *Client) leave() {
+	if c.ops.Add(-1) == 0 && c.closed.Load() {
+		c.idleOne.Do(func() { close(c.idle) })
+	}
+}
 
 // track adds l to the client's held locks, and reports false, adding
 // nothing, if the client is closed: the caller then releases l itself.

@@ -266,6 +266,20 @@ func (l *Lock) giveBack(ctx context.Context) {
 	}
 }
 
+// handOut checks the validity of l, a lock about to be handed to its
+// caller, last. It returns nil if l may be handed over. If l's validity
+// has passed (the call was slow to return it), l is given back in the
+// background, counted as a failed attempt, and the error says so.
+func (c *Client) handOut(l *Lock) error {
+	if l.Err() == nil {
+		return nil
+	}
+	c.stats.acquired.Add(^uint64(0)) // counted at the grant: take it back
+	c.stats.failed.Add(1)
+	go l.discard()
+	return opError("acquire", l.key, errTooLate)
+}
+
 // discard gives back a lock whose validity passed before it reached its
 // caller, under its own timeout. If the client is closing, its Close
 // releases the lock instead.

@@ -241,3 +241,23 @@ func TestError_cutsALongCause(t *testing.T) {
 		t.Errorf("err = %.200v, want ErrMisconfigured still reachable", err)
 	}
 }
+
+func TestClose_boundedWhileACallHangs(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// A backend that never answers, and ignores the context.
+		stuck := make(chan struct{})
+		sc := &scriptedConn{onAcquire: func(context.Context, int, string) (driver.Lease, error) {
+			<-stuck
+			return driver.Lease{}, errors.New("connection closed")
+		}}
+		c := lock.OpenConnector(&scriptedConnector{conn: sc})
+		go c.TryAcquire(context.Background(), "k")
+		synctest.Wait()
+		start := time.Now()
+		c.Close()
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("Close took %v with a call hung; want at most 5s", d)
+		}
+		close(stuck)
+	})
+}

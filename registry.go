@@ -69,5 +69,5 @@ func Open(driverName, dsn string, opts ...Option) (*Client, error) {
 // acquisition fail with an error matching [ErrInvalidOption] or
 // [ErrInvalidTTL].
 func OpenConnector(c driver.Connector, opts ...Option) *Client {
-	return &Client{connector: c, closing: make(chan struct{}), defaults: slices.Clone(opts)}
+	return &Client{connector: c, closing: make(chan struct{}), idle: make(chan struct{}), defaults: slices.Clone(opts)}
 }
