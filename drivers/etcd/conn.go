@@ -25,7 +25,13 @@ type conn struct {
 	closeFn func() error // closes what the connection made (the watch client)
 
 	seq    atomic.Uint64 // orders the versions of the values this connection writes
-	unsent unsentValues
+	failed failedValues
+
+	ctx     context.Context // ends at Close; bounds the undoing of failed acquisitions
+	stop    context.CancelFunc
+	undoMu  sync.Mutex // orders undo's start of an undoing before Close's wait
+	undos   int        // undoings under way; guarded by undoMu
+	undoing sync.WaitGroup
 
 	closeOnce sync.Once
 }
@@ -38,15 +44,13 @@ var (
 	_ driver.Inspector = (*conn)(nil)
 )
 
-func newConn(prefix string, rs *routes, watchClient func() (*clientv3.Client, error), closeFn func() error) *conn {
+func newConn(prefix string, rs *routes, watchClient func(context.Context) (*clientv3.Client, error), closeFn func() error) *conn {
 	c := &conn{prefix: prefix, routes: rs, closeFn: closeFn}
+	c.ctx, c.stop = context.WithCancel(context.Background())
 	c.leases = newLeasePool(c.grant)
 	c.watcher = newWatcher(watchClient)
 	return c
 }
-
-// wrap marks err as the backend's.
-func wrap(op string, err error) error { return fmt.Errorf("etcd: %s: %w", op, err) }
 
 // grant asks the cluster for a lease of secs seconds.
 func (c *conn) grant(ctx context.Context, secs int64) (lease, error) {
@@ -96,12 +100,13 @@ func ownedBy(key, value string) []clientv3.Cmp {
 
 // Acquire puts key under a lease that serves ttl, in one transaction that
 // succeeds only if the key does not exist. The token is the key's create
-// revision: the cluster's revision at the grant.
+// revision: the cluster's revision at the grant. An attempt that failed
+// but may have been applied is undone in the background (see undo).
 func (c *conn) Acquire(ctx context.Context, key, value string, ttl time.Duration) (driver.Lease, error) {
 	l, err := c.leases.get(ctx, ttl)
 	if err != nil {
-		c.unsent.add(value) // nothing was written: Release need not ask
-		return driver.Lease{}, wrap("acquire: lease grant", err)
+		c.failed.add(value) // nothing was written: Release need not ask
+		return driver.Lease{}, wrap(ctx, "acquire: lease grant", err)
 	}
 	k, v := c.prefix+key, c.stored(value, ttl)
 	var token int64
@@ -133,13 +138,61 @@ func (c *conn) Acquire(ctx context.Context, key, value string, ttl time.Duration
 		return driver.Lease{}, err
 	case errors.Is(err, rpctypes.ErrLeaseNotFound):
 		c.leases.drop(l)
+		c.failed.add(value)
+	case refused(err):
+		c.failed.add(value)
+	default:
+		c.undo(k, value, l)
 	}
-	return driver.Lease{}, wrap("acquire", err)
+	return driver.Lease{}, wrap(ctx, "acquire", err)
 }
 
-// Release deletes key if a version of value is in it.
+// undoLimit bounds the undoings under way; past it, a key that a failed
+// acquisition may have set is left to its lease.
+const undoLimit = 1024
+
+// undoRetry is the pause between an undoing's tries.
+const undoRetry = 250 * time.Millisecond
+
+// undo deletes k in the background if a version of value is in it: the
+// acquisition of value failed, but may have been applied (its member
+// stopped answering, or the caller's context ended, after it was sent).
+// It tries again until the key's lease l has ended (the cluster then
+// deleted the key) or the connection closes. Meanwhile, Release of value
+// returns at once, so that the core's cleanup after the failure does not
+// outlast the caller's deadline on a cluster that does not answer.
+func (c *conn) undo(k, value string, l lease) {
+	c.failed.add(value)
+	c.undoMu.Lock()
+	defer c.undoMu.Unlock()
+	if c.ctx.Err() != nil || c.undos >= undoLimit {
+		return
+	}
+	c.undos++
+	c.undoing.Go(func() {
+		defer func() {
+			c.undoMu.Lock()
+			c.undos--
+			c.undoMu.Unlock()
+		}()
+		for c.ctx.Err() == nil && time.Now().Before(l.ends) {
+			err := c.routes.do(c.ctx, func(ctx context.Context, cli *clientv3.Client) error {
+				_, err := cli.Txn(ctx).If(ownedBy(k, value)...).Then(clientv3.OpDelete(k)).Commit()
+				return err
+			})
+			if err == nil || refused(err) {
+				return
+			}
+			pause(c.ctx, undoRetry)
+		}
+	})
+}
+
+// Release deletes key if a version of value is in it. For the value of
+// an acquisition that failed, it returns driver.ErrNotHeld at once: its
+// acquisition wrote nothing, or the driver undoes it (see undo).
 func (c *conn) Release(ctx context.Context, key, value string) error {
-	if c.unsent.take(value) {
+	if c.failed.take(value) {
 		return driver.ErrNotHeld
 	}
 	k := c.prefix + key
@@ -158,7 +211,7 @@ func (c *conn) Release(ctx context.Context, key, value string) error {
 		return driver.ErrNotHeld
 	})
 	if err != nil && !errors.Is(err, driver.ErrNotHeld) {
-		return wrap("release", err)
+		return wrap(ctx, "release", err)
 	}
 	return err
 }
@@ -170,7 +223,7 @@ func (c *conn) Release(ctx context.Context, key, value string) error {
 func (c *conn) Extend(ctx context.Context, key, value string, ttl time.Duration) error {
 	l, err := c.leases.get(ctx, ttl)
 	if err != nil {
-		return wrap("extend: lease grant", err)
+		return wrap(ctx, "extend: lease grant", err)
 	}
 	k, v := c.prefix+key, c.stored(value, ttl)
 	err = c.routes.do(ctx, func(ctx context.Context, cli *clientv3.Client) error {
@@ -196,7 +249,7 @@ func (c *conn) Extend(ctx context.Context, key, value string, ttl time.Duration)
 	case errors.Is(err, rpctypes.ErrLeaseNotFound):
 		c.leases.drop(l)
 	}
-	return wrap("extend", err)
+	return wrap(ctx, "extend", err)
 }
 
 // Inspect reads the key and its lease's time to live: two round trips.
@@ -211,7 +264,7 @@ func (c *conn) Inspect(ctx context.Context, key string) (driver.Holder, bool, er
 		return err
 	})
 	if err != nil {
-		return driver.Holder{}, false, wrap("inspect", err)
+		return driver.Holder{}, false, wrap(ctx, "inspect", err)
 	}
 	if len(kv.Kvs) == 0 {
 		return driver.Holder{}, false, nil
@@ -228,7 +281,7 @@ func (c *conn) Inspect(ctx context.Context, key string) (driver.Holder, bool, er
 	})
 	switch {
 	case err != nil:
-		return driver.Holder{}, false, wrap("inspect", err)
+		return driver.Holder{}, false, wrap(ctx, "inspect", err)
 	case left < 0: // the lease ended since the read
 		return driver.Holder{}, false, nil
 	}
@@ -251,7 +304,7 @@ func (c *conn) Ping(ctx context.Context) error {
 		return err
 	})
 	if err != nil {
-		return wrap("ping", err)
+		return wrap(ctx, "ping", err)
 	}
 	return nil
 }
@@ -260,44 +313,51 @@ func (c *conn) Ping(ctx context.Context) error {
 func (c *conn) Watch(ctx context.Context, key string) (driver.Watch, error) {
 	w, err := c.watcher.watch(ctx, c.prefix+key)
 	if err != nil {
-		return nil, wrap("watch", err)
+		return nil, wrap(ctx, "watch", err)
 	}
 	return w, nil
 }
 
-// Close stops the background grants and the watches, and closes the
-// clients the connection made. The leases it was granted expire by their
-// TTL, and with them the keys it still holds.
+// Close stops the background grants, undoings and watches, and closes
+// the clients the connection made. The leases it was granted expire by
+// their TTL, and with them the keys it still holds. It ends the calls in
+// flight, and returns without waiting for an answer of the cluster.
 func (c *conn) Close() error {
 	var err error
 	c.closeOnce.Do(func() {
+		c.undoMu.Lock()
+		c.stop()
+		c.undoMu.Unlock()
+		err = c.routes.close() // first: calls in flight end with errClosed
 		c.leases.close()
+		c.undoing.Wait()
 		c.watcher.close()
-		err = errors.Join(c.closeFn(), c.routes.close())
+		err = errors.Join(c.closeFn(), err)
 	})
 	return err
 }
 
-// unsentLimit bounds how many values unsentValues remembers.
-const unsentLimit = 1024
+// failedLimit bounds how many values failedValues remembers.
+const failedLimit = 1024
 
-// unsentValues remembers the values of acquisitions that failed before
-// writing anything, so that the release the core sends after every failed
-// acquisition costs no round trip for them (and does not wait for a
-// cluster that is down). Forgetting one only costs its release a request.
-type unsentValues struct {
+// failedValues remembers the values of acquisitions that failed, having
+// written nothing or with their undoing under way, so that the release the
+// core sends after a failed acquisition costs no round trip (and does not
+// wait for a cluster that is down). Forgetting one only costs its release
+// a request.
+type failedValues struct {
 	mu    sync.Mutex
 	set   map[string]struct{}
 	order []string
 }
 
-func (u *unsentValues) add(v string) {
+func (u *failedValues) add(v string) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.set == nil {
 		u.set = make(map[string]struct{})
 	}
-	if len(u.order) >= unsentLimit {
+	if len(u.order) >= failedLimit {
 		delete(u.set, u.order[0])
 		u.order = u.order[1:]
 	}
@@ -306,7 +366,7 @@ func (u *unsentValues) add(v string) {
 }
 
 // take reports whether v is remembered, and forgets it.
-func (u *unsentValues) take(v string) bool {
+func (u *failedValues) take(v string) bool {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if _, ok := u.set[v]; !ok {

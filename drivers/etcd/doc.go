@@ -16,7 +16,7 @@
 // (port 2379 by default; user and password percent-encoded), with:
 //
 //	prefix           put before every key (default distlock/)
-//	request_timeout  bounds each operation across members (default 5s)
+//	request_timeout  bounds each operation across members, and Connect (default 5s)
 //	member_timeout   bounds each attempt on one member before the next is tried (default 1s)
 //	dial_timeout     bounds Connect's wait for a member that answers (default 5s)
 //	tls              true: https to the members (implied by the files below)
@@ -26,6 +26,17 @@
 // A program that already has a client passes it to [New]. lock.Open reports
 // a malformed DSN without contacting the cluster; no error and no String
 // method shows the password.
+//
+// Every call ends by the caller's deadline or request_timeout, whichever
+// comes first. A failure that the driver's own timeouts ended (members
+// down, hung or silent) matches lock.ErrUnavailable; credentials the
+// cluster refuses (a wrong user or password, none on a cluster with
+// authentication, a user without permission on the prefix) match
+// lock.ErrMisconfigured. An acquisition that failed after its request was
+// sent is undone in the background, so the release the core sends after
+// it returns at once. Close ends the calls in flight and returns without
+// waiting for the cluster; lock.Client.Close first waits for its calls, up
+// to request_timeout.
 //
 // An uncontended acquisition and release are one round trip each: leases
 // are granted ahead, in the background, and shared by the acquisitions

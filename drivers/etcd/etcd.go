@@ -51,8 +51,9 @@ type Config struct {
 	Prefix string
 
 	// RequestTimeout bounds each operation (an acquisition, a release, ...)
-	// across all the members it tries, besides the caller's context. Zero
-	// means [DefaultRequestTimeout].
+	// across all the members it tries, and Connect, besides the caller's
+	// context. A failure it ends matches driver.ErrUnavailable. Zero means
+	// [DefaultRequestTimeout].
 	RequestTimeout time.Duration
 
 	// MemberTimeout bounds each attempt on one member: past it, the
@@ -101,11 +102,13 @@ var _ driver.Connector = (*Connector)(nil)
 // Connect returns a connection. A connector opened by DSN gives it a
 // client of each member (for requests) and, once it first waits, a client
 // of all members (for watches); it returns once a member has answered, or
-// fails after the DSN's dial_timeout.
+// fails after the DSN's dial_timeout or request_timeout, whichever is
+// shorter.
 func (c *Connector) Connect(ctx context.Context) (driver.Conn, error) {
 	if c.client != nil {
 		rs := c.clientRoutes()
-		return newConn(c.cfg.Prefix, rs, func() (*clientv3.Client, error) { return c.client, nil }, func() error { return nil }), nil
+		cli := func(context.Context) (*clientv3.Client, error) { return c.client, nil }
+		return newConn(c.cfg.Prefix, rs, cli, func() error { return nil }), nil
 	}
 	if c.s == nil {
 		return nil, errors.New("etcd: a zero Connector")
@@ -117,13 +120,17 @@ func (c *Connector) Connect(ctx context.Context) (driver.Conn, error) {
 	rs := c.memberRoutes(tc)
 	all := &route{name: "all members", open: func() (*clientv3.Client, error) { return c.newClient(c.s.endpoints(), tc) }}
 	cn := newConn(c.cfg.Prefix, rs, all.client, all.close)
-	dctx, cancel := context.WithTimeout(ctx, c.s.dialTimeout)
+	wait := min(c.s.dialTimeout, c.cfg.RequestTimeout)
+	dctx, cancel := context.WithTimeoutCause(ctx, wait, fmt.Errorf("%w (%v)", errNoMember, wait))
 	defer cancel()
 	if err := cn.reachable(dctx); err != nil {
 		cn.Close()
-		return nil, fmt.Errorf("etcd: connect: %w", err)
+		return nil, wrap(ctx, "connect", err)
 	}
-	rs.findLeader(dctx) // without a leader now, the first election's term starts a search
+	// Without a leader now, the first election's term starts a search.
+	lctx, lcancel := context.WithTimeout(dctx, c.cfg.MemberTimeout)
+	defer lcancel()
+	rs.findLeader(lctx)
 	return cn, nil
 }
 
@@ -136,18 +143,18 @@ func (c *Connector) clientRoutes() *routes {
 	for i := range all {
 		all[i] = r
 	}
-	return &routes{all: all, memberTimeout: c.cfg.MemberTimeout, reqTimeout: c.cfg.RequestTimeout}
+	return newRoutes(all, false, c.cfg)
 }
 
 // memberRoutes is a route per member, the first preferred chosen at
 // random so that clients spread over the members.
 func (c *Connector) memberRoutes(tc *tls.Config) *routes {
 	eps := c.s.endpoints()
-	rs := &routes{members: true, memberTimeout: c.cfg.MemberTimeout, reqTimeout: c.cfg.RequestTimeout}
-	for _, ep := range eps {
-		rs.all = append(rs.all, &route{name: ep, open: func() (*clientv3.Client, error) {
+	rs := newRoutes(make([]*route, len(eps)), true, c.cfg)
+	for i, ep := range eps {
+		rs.all[i] = &route{name: ep, open: func() (*clientv3.Client, error) {
 			return c.newClient([]string{ep}, tc, rs.interceptor())
-		}})
+		}}
 	}
 	rs.pref.Store(int32(rand.N(len(eps))))
 	return rs
@@ -162,7 +169,7 @@ const (
 
 // newClient makes a client of endpoints without waiting for a connection
 // (with user and password, it waits for the authentication, up to the
-// dial timeout).
+// member timeout or the dial timeout, whichever is shorter).
 func (c *Connector) newClient(endpoints []string, tc *tls.Config, opts ...grpc.DialOption) (*clientv3.Client, error) {
 	cfg := clientv3.Config{
 		Endpoints:            endpoints,
@@ -175,7 +182,7 @@ func (c *Connector) newClient(endpoints []string, tc *tls.Config, opts ...grpc.D
 		DialOptions:          append(opts, c.dialOptions...),
 	}
 	if c.s.username != "" {
-		cfg.DialTimeout = c.s.dialTimeout // bounds the authentication
+		cfg.DialTimeout = min(c.cfg.MemberTimeout, c.s.dialTimeout) // bounds the authentication
 	}
 	cli, err := clientv3.New(cfg)
 	if err != nil {
@@ -184,24 +191,28 @@ func (c *Connector) newClient(endpoints []string, tc *tls.Config, opts ...grpc.D
 	return cli, nil
 }
 
-// reachable waits until some member answers a status request.
+// errNoMember marks a connection that no member answered in time.
+var errNoMember = errors.New("no member answered")
+
+// reachable waits until some member answers a status request, or one
+// refuses the client for good (its credentials, say).
 func (cn *conn) reachable(ctx context.Context) error {
 	var last error
 	for {
 		for _, r := range cn.routes.all {
-			cli, err := r.client()
-			if err == nil {
-				rctx, cancel := context.WithTimeout(ctx, cn.routes.memberTimeout)
-				_, err = cli.Status(rctx, cli.Endpoints()[0])
-				cancel()
-				if err == nil {
-					return nil
-				}
+			err := cn.routes.try(ctx, r, func(ctx context.Context, cli *clientv3.Client) error {
+				_, err := cli.Status(ctx, cli.Endpoints()[0])
+				return err
+			})
+			switch {
+			case err == nil:
+				return nil
+			case ctx.Err() != nil:
+				return fmt.Errorf("%w (last failure: %w)", context.Cause(ctx), cmpOr(last, err))
+			case !transient(err):
+				return err
 			}
-			last = fmt.Errorf("%s: %w", r.name, err)
-		}
-		if ctx.Err() != nil {
-			return fmt.Errorf("no member answered: %w", last)
+			last = err
 		}
 		pause(ctx, 50*time.Millisecond)
 	}

@@ -94,11 +94,11 @@ func (rs *routes) search() {
 	ls.busy = true
 	ls.wg.Go(func() {
 		for {
-			ctx, cancel := context.WithTimeout(context.Background(), rs.memberTimeout)
+			ctx, cancel := context.WithTimeout(rs.ctx, rs.memberTimeout)
 			found := rs.findLeader(ctx)
 			cancel()
 			if !found {
-				time.Sleep(leaderRetry)
+				pause(rs.ctx, leaderRetry)
 			}
 			ls.mu.Lock()
 			if !ls.again || ls.closed {
@@ -123,7 +123,7 @@ func (rs *routes) findLeader(ctx context.Context) bool {
 	var wg sync.WaitGroup
 	for i, r := range rs.all {
 		wg.Go(func() {
-			cli, err := r.client()
+			cli, err := r.client(ctx)
 			if err != nil {
 				return
 			}

@@ -2,7 +2,6 @@ package etcd
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"time"
 
@@ -69,9 +68,6 @@ type grantCall struct {
 	err  error
 }
 
-// errPoolClosed is returned by a closed pool.
-var errPoolClosed = errors.New("connection closed")
-
 func newLeasePool(grant func(context.Context, int64) (lease, error)) *leasePool {
 	ctx, stop := context.WithCancel(context.Background())
 	return &leasePool{grant: grant, ctx: ctx, stop: stop, classes: make(map[int64]*leaseClass)}
@@ -88,7 +84,7 @@ func (p *leasePool) get(ctx context.Context, ttl time.Duration) (lease, error) {
 		p.mu.Lock()
 		if p.ctx.Err() != nil {
 			p.mu.Unlock()
-			return lease{}, errPoolClosed
+			return lease{}, errClosed
 		}
 		c := p.classes[secs]
 		if c == nil {

@@ -29,37 +29,90 @@ type route struct {
 	name string                           // the member's endpoint, or "the client"
 	open func() (*clientv3.Client, error) // nil if cli is the caller's
 
-	mu  sync.Mutex
-	cli *clientv3.Client
+	mu      sync.Mutex
+	cli     *clientv3.Client
+	opening *opening // the making of cli under way, if any
+	closed  bool
 
 	avoidUntil atomic.Int64 // unix nanoseconds: it failed recently
 }
 
-// client returns the route's client, making it on first use (or after a
-// failed first try: with user and password, making one authenticates).
-func (r *route) client() (*clientv3.Client, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.cli != nil {
-		return r.cli, nil
-	}
-	c, err := r.open()
-	if err != nil {
-		return nil, err
-	}
-	r.cli = c
-	return c, nil
+// opening is the making of a route's client; done is closed when it ends.
+type opening struct {
+	done chan struct{}
+	err  error
 }
 
-// close closes the route's client if it made one.
-func (r *route) close() error {
+// client returns the route's client, making it on first use, or after a
+// failed try (with user and password, making one authenticates, which
+// waits for a member's answer). It waits for the making until ctx ends;
+// the making goes on, and a later call finds its client.
+func (r *route) client(ctx context.Context) (*clientv3.Client, error) {
+	r.mu.Lock()
+	switch {
+	case r.closed:
+		r.mu.Unlock()
+		return nil, errClosed
+	case r.cli != nil:
+		defer r.mu.Unlock()
+		return r.cli, nil
+	}
+	o := r.opening
+	if o == nil {
+		o = &opening{done: make(chan struct{})}
+		r.opening = o
+		go r.make(o)
+	}
+	r.mu.Unlock()
+	select {
+	case <-o.done:
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+	if o.err != nil {
+		return nil, o.err
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.open == nil || r.cli == nil {
+	if r.cli == nil {
+		return nil, errClosed
+	}
+	return r.cli, nil
+}
+
+// make makes the route's client. A route closed meanwhile closes it.
+func (r *route) make(o *opening) {
+	c, err := r.open()
+	r.mu.Lock()
+	r.opening = nil
+	switch {
+	case err != nil:
+		o.err = err
+	case r.closed:
+		o.err = errClosed
+	default:
+		r.cli = c
+	}
+	r.mu.Unlock()
+	close(o.done)
+	if err == nil && o.err != nil {
+		c.Close()
+	}
+}
+
+// close closes the route's client if it made one, and stops it: later
+// requests through it fail with errClosed. A client being made is closed
+// once made, without waiting for it.
+func (r *route) close() error {
+	r.mu.Lock()
+	r.closed = true
+	c := r.cli
+	r.cli = nil
+	r.mu.Unlock()
+	if r.open == nil || c == nil {
 		return nil
 	}
-	err := r.cli.Close()
-	r.cli = nil
+	err := c.Close()
 	if errors.Is(err, context.Canceled) {
 		err = nil
 	}
@@ -80,19 +133,35 @@ type routes struct {
 	memberTimeout time.Duration
 	reqTimeout    time.Duration
 	leader        leaderSearch // with a route per member
+
+	ctx  context.Context // ends at close: requests and searches under way end with it
+	stop context.CancelFunc
+}
+
+func newRoutes(all []*route, members bool, cfg Config) *routes {
+	rs := &routes{all: all, members: members, memberTimeout: cfg.MemberTimeout, reqTimeout: cfg.RequestTimeout}
+	rs.ctx, rs.stop = context.WithCancel(context.Background())
+	return rs
 }
 
 // errMemberTimeout marks an attempt that the member timeout cut short.
 var errMemberTimeout = errors.New("no answer within the member timeout")
 
+// errRequestTimeout marks a request that the request timeout ended.
+var errRequestTimeout = errors.New("the cluster did not answer within the request timeout")
+
+// errClosed is the failure of a request on a closed connection.
+var errClosed = errors.New("connection closed")
+
 // do runs op, one attempt per route in turn (see routes), and returns
 // its first success or the error that ended the tries: one that trying
 // elsewhere cannot mend, the last failure once the request timeout has
-// run out, or ctx's error. op may run again after an attempt that failed
-// but took effect.
+// run out, ctx's error, or errClosed. op may run again after an attempt
+// that failed but took effect.
 func (rs *routes) do(ctx context.Context, op func(ctx context.Context, c *clientv3.Client) error) error {
 	rctx, cancel := context.WithTimeout(ctx, rs.reqTimeout)
 	defer cancel()
+	defer context.AfterFunc(rs.ctx, cancel)()
 	start := int(rs.pref.Load())
 	i := start
 	var last error
@@ -109,14 +178,16 @@ func (rs *routes) do(ctx context.Context, op func(ctx context.Context, c *client
 			}
 			return nil
 		case ctx.Err() != nil:
-			return fmt.Errorf("%w (last failure: %w)", ctx.Err(), cmpOr(last, err))
+			return fmt.Errorf("%w (last failure: %w)", context.Cause(ctx), cmpOr(last, err))
+		case rs.ctx.Err() != nil:
+			return errClosed
 		case !transient(err):
 			return err
 		}
 		last = err
 		r.avoidUntil.Store(time.Now().Add(avoidFor).UnixNano())
 		if rctx.Err() != nil {
-			return fmt.Errorf("the cluster did not answer within the request timeout (%v): %w", rs.reqTimeout, last)
+			return fmt.Errorf("%w (%v): %w", errRequestTimeout, rs.reqTimeout, last)
 		}
 		i = rs.next(i)
 		if n%len(rs.all) == 0 {
@@ -125,19 +196,24 @@ func (rs *routes) do(ctx context.Context, op func(ctx context.Context, c *client
 	}
 }
 
-// try makes one attempt on r, under the member timeout.
+// try makes one attempt on r, under the member timeout, making r's
+// client first if need be.
 func (rs *routes) try(ctx context.Context, r *route, op func(context.Context, *clientv3.Client) error) error {
-	c, err := r.client()
-	if err != nil {
-		return fmt.Errorf("%s: %w", r.name, err)
-	}
 	actx, cancel := context.WithTimeout(ctx, rs.memberTimeout)
 	defer cancel()
-	err = op(actx, c)
-	if err != nil && actx.Err() != nil && ctx.Err() == nil {
-		return fmt.Errorf("%s: %w (%v)", r.name, errMemberTimeout, rs.memberTimeout)
+	c, err := r.client(actx)
+	if err == nil {
+		err = op(actx, c)
+		if err == nil {
+			return nil
+		}
+	} else if errors.Is(err, errClosed) {
+		return err
 	}
-	if err != nil && transient(err) {
+	switch {
+	case actx.Err() != nil && ctx.Err() == nil:
+		return fmt.Errorf("%s: %w (%v)", r.name, errMemberTimeout, rs.memberTimeout)
+	case c == nil, transient(err):
 		return fmt.Errorf("%s: %w", r.name, err)
 	}
 	return err
@@ -156,12 +232,9 @@ func (rs *routes) next(i int) int {
 	return (i + 1) % n
 }
 
-// preferred returns the client of the route that answered last.
-func (rs *routes) preferred() (*clientv3.Client, error) {
-	return rs.all[rs.pref.Load()].client()
-}
-
+// close ends the requests and searches under way, and closes the routes.
 func (rs *routes) close() error {
+	rs.stop()
 	rs.stopSearching()
 	var errs []error
 	for _, r := range rs.all {

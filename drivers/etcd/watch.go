@@ -27,7 +27,7 @@ const watchWait = 2 * time.Second
 // watch from the revision after the last it delivered, so no deletion is
 // missed. It starts at the first wait.
 type watcher struct {
-	client func() (*clientv3.Client, error) // the client of every member
+	client func(context.Context) (*clientv3.Client, error) // the client of every member
 
 	mu      sync.Mutex
 	ctx     context.Context // the stream's; ends at close
@@ -44,7 +44,7 @@ type keyWatch struct {
 	created chan struct{} // closed once the watch is in place (or ended)
 }
 
-func newWatcher(client func() (*clientv3.Client, error)) *watcher {
+func newWatcher(client func(context.Context) (*clientv3.Client, error)) *watcher {
 	ctx, stop := context.WithCancel(context.Background())
 	return &watcher{client: client, ctx: ctx, stop: stop, keys: make(map[string]*keyWatch)}
 }
@@ -52,7 +52,7 @@ func newWatcher(client func() (*clientv3.Client, error)) *watcher {
 // watch subscribes to deletions of key. It returns once the key's watch is
 // in place, so that no deletion after it returns is missed.
 func (w *watcher) watch(ctx context.Context, key string) (driver.Watch, error) {
-	cli, err := w.client()
+	cli, err := w.client(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +60,7 @@ func (w *watcher) watch(ctx context.Context, key string) (driver.Watch, error) {
 	w.mu.Lock()
 	if w.stopped {
 		w.mu.Unlock()
-		return nil, errPoolClosed
+		return nil, errClosed
 	}
 	kw := w.keys[key]
 	if kw == nil {

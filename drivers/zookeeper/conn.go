@@ -135,7 +135,7 @@ func (cn *conn) openSlot(timeout time.Duration) (*slot, error) {
 	cn.work.Add(1)
 	go func() {
 		defer cn.work.Done()
-		ctx, cancel := context.WithTimeout(cn.ctx, cn.c.s.dialTimeout)
+		ctx, cancel := withTimeout(cn.ctx, "dial timeout", cn.c.s.dialTimeout)
 		s, err := cn.c.openSession(ctx, timeout)
 		cancel()
 		cn.mu.Lock()
@@ -196,17 +196,18 @@ func (cn *conn) keyPath(key string) string { return cn.root + "/" + escapeKey(ke
 // again and reports the key held.
 func (cn *conn) Acquire(ctx context.Context, key, value string, ttl time.Duration) (driver.Lease, error) {
 	start := time.Now()
-	ctx, cancel := context.WithTimeout(ctx, cn.c.cfg.RequestTimeout)
+	caller := ctx
+	ctx, cancel := cn.bound(ctx)
 	defer cancel()
 	s, err := cn.sessionFor(ctx, ttl)
 	if err != nil {
-		return driver.Lease{}, fmt.Errorf("zookeeper: acquire: %w", err)
+		return driver.Lease{}, wrap(caller, "acquire", err)
 	}
 	defer cn.leave(s)
 	parent := cn.keyPath(key)
 	switch held, err := cn.heldNow(ctx, s, parent); {
 	case err != nil:
-		return driver.Lease{}, fmt.Errorf("zookeeper: acquire: %w", err)
+		return driver.Lease{}, wrap(caller, "acquire", err)
 	case held:
 		return driver.Lease{}, driver.ErrHeld
 	}
@@ -227,7 +228,7 @@ func (cn *conn) Acquire(ctx context.Context, key, value string, ttl time.Duratio
 		if errors.Is(err, driver.ErrHeld) {
 			return driver.Lease{}, err
 		}
-		return driver.Lease{}, fmt.Errorf("zookeeper: acquire: %w", err)
+		return driver.Lease{}, wrap(caller, "acquire", err)
 	}
 	return lease, nil
 }
@@ -292,12 +293,10 @@ func (cn *conn) attempt(ctx context.Context, l *lease, value string, start time.
 		return driver.Lease{}, errors.New("the attempt's node vanished as it was made: the session expired")
 	}
 	if low, _ := lowest(kids); low.name != name {
-		// Another attempt came first: give way at once, under a timeout of
-		// its own, so that the node never holds the key after the other
-		// attempt is gone.
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cn.c.cfg.RequestTimeout)
-		defer cancel()
-		if cn.dispose(dctx, l) == nil {
+		// Another attempt came first: give way at once, so that the node
+		// never holds the key after the other attempt is gone. If the
+		// call's time runs out first, the reaper deletes the node.
+		if cn.dispose(ctx, l) == nil {
 			cn.forget(l)
 		}
 		return driver.Lease{}, driver.ErrHeld
@@ -398,38 +397,25 @@ func (cn *conn) find(ctx context.Context, s *session, parent, value string, move
 	return name, ok, nil
 }
 
-// Release deletes value's node, if it holds key.
+// Release deletes value's node, if it holds key. For the value of an
+// acquisition that failed, it returns driver.ErrNotHeld at once.
 func (cn *conn) Release(ctx context.Context, key, value string) error {
-	ctx, cancel := context.WithTimeout(ctx, cn.c.cfg.RequestTimeout)
+	caller := ctx
+	ctx, cancel := cn.bound(ctx)
 	defer cancel()
-	k := leaseKey{key, value}
 	cn.mu.Lock()
-	l := cn.leases[k]
-	var leftovers []*lease
-	if l == nil {
-		for _, d := range cn.doomed {
-			if d.key == k {
-				leftovers = append(leftovers, d)
-			}
-		}
-	}
+	l := cn.leases[leaseKey{key, value}]
 	wasHeld := l != nil && l.state == held
 	cn.mu.Unlock()
-	if l == nil {
-		// A failed attempt of value's: clean up now rather than later.
-		for _, d := range leftovers {
-			if cn.settle(ctx, d) == nil && cn.dispose(ctx, d) == nil {
-				cn.forget(d)
-			}
-		}
-		return driver.ErrNotHeld
-	}
 	if !wasHeld {
+		// A failed attempt of value's, if any, is the reaper's: its node
+		// is deleted in the background, so that the core's cleanup after
+		// the failure does not wait for an ensemble that does not answer.
 		return driver.ErrNotHeld
 	}
 	existed, err := cn.delete(ctx, l.sess, l.path)
 	if err != nil {
-		return fmt.Errorf("zookeeper: release: %w", err)
+		return wrap(caller, "release", err)
 	}
 	cn.forget(l)
 	if !existed {
@@ -444,7 +430,8 @@ func (cn *conn) Release(ctx context.Context, key, value string) error {
 // the node before the lease ends.
 func (cn *conn) Extend(ctx context.Context, key, value string, ttl time.Duration) error {
 	start := time.Now()
-	ctx, cancel := context.WithTimeout(ctx, cn.c.cfg.RequestTimeout)
+	caller := ctx
+	ctx, cancel := cn.bound(ctx)
 	defer cancel()
 	cn.mu.Lock()
 	l := cn.leases[leaseKey{key, value}]
@@ -455,18 +442,22 @@ func (cn *conn) Extend(ctx context.Context, key, value string, ttl time.Duration
 	s, path, sid := l.sess, l.path, l.sid
 	cn.mu.Unlock()
 	if ttl.Truncate(time.Millisecond) != s.timeout {
-		return cn.move(ctx, l, ttl, start)
+		err := cn.move(ctx, l, ttl, start)
+		if err != nil && !errors.Is(err, driver.ErrNotHeld) {
+			return wrap(caller, "extend", err)
+		}
+		return err
 	}
 	if !s.alive(sid) {
 		cn.doom(l)
 		return fmt.Errorf("%w: its session expired", driver.ErrNotHeld)
 	}
 	if err := retryErr(ctx, func() error { _, err := s.zc.Sync(path); return err }); err != nil && !errors.Is(err, zk.ErrNoNode) {
-		return fmt.Errorf("zookeeper: extend: %w", err)
+		return wrap(caller, "extend", err)
 	}
 	ok, stat, err := cn.exists(ctx, s, path)
 	if err != nil {
-		return fmt.Errorf("zookeeper: extend: %w", err)
+		return wrap(caller, "extend", err)
 	}
 	if !ok || stat.EphemeralOwner != sid || !s.alive(sid) {
 		cn.doom(l)
@@ -490,7 +481,7 @@ func (cn *conn) Extend(ctx context.Context, key, value string, ttl time.Duration
 func (cn *conn) move(ctx context.Context, l *lease, ttl time.Duration, start time.Time) error {
 	s2, err := cn.sessionFor(ctx, ttl)
 	if err != nil {
-		return fmt.Errorf("zookeeper: extend: %w", err)
+		return err
 	}
 	cn.mu.Lock()
 	old, token, value := l.path, l.token, l.key.value
@@ -519,7 +510,7 @@ func (cn *conn) move(ctx context.Context, l *lease, ttl time.Duration, start tim
 	switch {
 	case abandoned:
 		cn.leave(s2)
-		return fmt.Errorf("zookeeper: extend: moving the lock to a session of %v: %w", ttl, err)
+		return fmt.Errorf("moving the lock to a session of %v: %w", ttl, err)
 	case err == nil && len(res) == 2 && res[0].Error == nil && res[1].Error == nil:
 		moved = res[1].String
 	case errors.Is(err, zk.ErrNoNode) || len(res) == 2 && errors.Is(res[0].Error, zk.ErrNoNode):
@@ -533,12 +524,12 @@ func (cn *conn) move(ctx context.Context, l *lease, ttl time.Duration, start tim
 			if ferr != nil {
 				orphan("")
 			}
-			return fmt.Errorf("zookeeper: extend: moving the lock to a session of %v: %w", ttl, err)
+			return fmt.Errorf("moving the lock to a session of %v: %w", ttl, err)
 		}
 		moved = l.parent + "/" + name
 	default:
 		cn.leave(s2)
-		return fmt.Errorf("zookeeper: extend: moving the lock to a session of %v: %w", ttl, err)
+		return fmt.Errorf("moving the lock to a session of %v: %w", ttl, err)
 	}
 	ok, stat, err := cn.exists(ctx, s2, moved)
 	cn.mu.Lock()
@@ -548,7 +539,7 @@ func (cn *conn) move(ctx context.Context, l *lease, ttl time.Duration, start tim
 		cn.leave(s2)
 		cn.doom(l)
 		if err != nil {
-			return fmt.Errorf("zookeeper: extend: %w", err)
+			return err
 		}
 		return driver.ErrNotHeld
 	}
@@ -562,14 +553,15 @@ func (cn *conn) move(ctx context.Context, l *lease, ttl time.Duration, start tim
 
 // Inspect reports the holder of key: its lowest attempt.
 func (cn *conn) Inspect(ctx context.Context, key string) (driver.Holder, bool, error) {
-	ctx, cancel := context.WithTimeout(ctx, cn.c.cfg.RequestTimeout)
+	caller := ctx
+	ctx, cancel := cn.bound(ctx)
 	defer cancel()
 	s := cn.base
 	parent := cn.keyPath(key)
 	for {
 		kids, err := cn.syncedChildren(ctx, s, parent)
 		if err != nil {
-			return driver.Holder{}, false, fmt.Errorf("zookeeper: inspect: %w", err)
+			return driver.Holder{}, false, wrap(caller, "inspect", err)
 		}
 		low, ok := lowest(kids)
 		if !ok {
@@ -584,7 +576,7 @@ func (cn *conn) Inspect(ctx context.Context, key string) (driver.Holder, bool, e
 			continue // released meanwhile
 		}
 		if err != nil {
-			return driver.Holder{}, false, fmt.Errorf("zookeeper: inspect: %w", err)
+			return driver.Holder{}, false, wrap(caller, "inspect", err)
 		}
 		h := driver.Holder{Value: low.value, Lease: driver.Lease{Token: uint64(stat.Czxid), Fenced: true}}
 		ttlText, tokText, moved := strings.Cut(string(data), " ")
@@ -605,11 +597,12 @@ func (cn *conn) Inspect(ctx context.Context, key string) (driver.Holder, bool, e
 
 // Ping checks that the ensemble answers, through the base session.
 func (cn *conn) Ping(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, cn.c.cfg.RequestTimeout)
+	caller := ctx
+	ctx, cancel := cn.bound(ctx)
 	defer cancel()
 	_, _, err := cn.exists(ctx, cn.base, cn.root)
 	if err != nil {
-		return fmt.Errorf("zookeeper: ping: %w", err)
+		return wrap(caller, "ping", err)
 	}
 	return nil
 }

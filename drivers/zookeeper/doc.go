@@ -18,7 +18,7 @@
 // parameters:
 //
 //	session_timeout  the first session's timeout (default 10s, the core's default TTL)
-//	request_timeout  bounds each operation, retries over reconnections included (default 5s)
+//	request_timeout  bounds each operation, retries over reconnections and Connect included (default 5s)
 //	member_timeout   a member silent that long with requests to answer is given up (default 1s)
 //	dial_timeout     bounds the wait for the ensemble to grant a session (default 5s)
 //	max_sessions     sessions per client, one per TTL in use (default 8)
@@ -26,6 +26,15 @@
 // A program that already has a connection passes it to [New]. lock.Open
 // reports a malformed DSN without contacting the ensemble; no error and no
 // String method shows the password.
+//
+// Every call ends by the caller's deadline or request_timeout, whichever
+// comes first. A failure that the driver's own timeouts ended (an ensemble
+// down, hung or silent) matches lock.ErrUnavailable; an identity that the
+// ACL of the driver's nodes does not admit (another digest user, a wrong
+// password, none) matches lock.ErrMisconfigured. Close ends the calls in
+// flight and returns within member_timeout, or a second if that is longer,
+// even if no member answers (the client waits for the end of its sessions);
+// lock.Client.Close first waits for its calls, up to request_timeout.
 //
 // # TTLs are sessions
 //

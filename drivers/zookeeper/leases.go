@@ -76,21 +76,6 @@ func (cn *conn) forget(l *lease) {
 	l.state = doomed
 }
 
-// settle waits until l's create, if one is on its way, has an outcome.
-func (cn *conn) settle(ctx context.Context, l *lease) error {
-	for {
-		cn.mu.Lock()
-		inflight := l.inflight
-		cn.mu.Unlock()
-		if !inflight {
-			return nil
-		}
-		if err := pause(ctx, 3); err != nil {
-			return err
-		}
-	}
-}
-
 // dispose deletes l's node, or, if its name is not known, any node of its
 // value under its key's node; it returns nil once there is none.
 func (cn *conn) dispose(ctx context.Context, l *lease) error {

@@ -78,23 +78,23 @@ func (c *Connector) openSession(ctx context.Context, timeout time.Duration) (*se
 	select {
 	case <-ready:
 	case <-ctx.Done():
-		s.close()
+		closeLater(s)
 		return nil, fmt.Errorf("no member granted a session: %w", context.Cause(ctx))
 	}
 	if c.s.username != "" {
 		creds := []byte(c.s.username + ":" + c.s.password)
 		if _, err := call(ctx, func() (struct{}, error) { return struct{}{}, s.zc.AddAuth("digest", creds) }, nil); err != nil {
-			s.close()
+			closeLater(s)
 			return nil, fmt.Errorf("digest authentication as %q: %w", c.s.username, redactErr(err, c.s.password))
 		}
 	}
 	if got := time.Duration(s.negotiated.Load()) * time.Millisecond; got != timeout {
-		s.close()
+		closeLater(s)
 		return nil, fmt.Errorf("%w: asked for a session timeout of %v, the ensemble granted %v (its minSessionTimeout and maxSessionTimeout bound the TTLs it can serve)",
 			ErrSessionTimeout, timeout, got)
 	}
 	if err := s.keepWatch(ctx, c.cfg.Root+"/"+gateNode); err != nil {
-		s.close()
+		closeLater(s)
 		return nil, fmt.Errorf("setting a watch: %w", err)
 	}
 	s.timeout = timeout

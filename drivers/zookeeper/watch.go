@@ -3,7 +3,6 @@ package zookeeper
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/distlock/lock/driver"
 	"github.com/go-zookeeper/zk"
@@ -36,13 +35,13 @@ func (cn *conn) Watch(ctx context.Context, key string) (driver.Watch, error) {
 	cn.mu.Unlock()
 	wctx, cancel := context.WithCancel(cn.ctx)
 	w := &watch{cn: cn, parent: cn.keyPath(key), released: make(chan struct{}, 1), cancel: cancel, done: make(chan struct{})}
-	actx, acancel := context.WithTimeout(ctx, cn.c.cfg.RequestTimeout)
+	actx, acancel := cn.bound(ctx)
 	ev, err := w.arm(actx)
 	acancel()
 	if err != nil {
 		cancel()
 		cn.work.Done()
-		return nil, fmt.Errorf("zookeeper: watch: %w", err)
+		return nil, wrap(ctx, "watch", err)
 	}
 	go func() {
 		defer cn.work.Done()

@@ -57,7 +57,8 @@ type Config struct {
 	SessionTimeout time.Duration
 
 	// RequestTimeout bounds each operation (an acquisition, a release, ...),
-	// retries over a reconnection included, besides the caller's context.
+	// retries over a reconnection included, and Connect, besides the
+	// caller's context. A failure it ends matches driver.ErrUnavailable.
 	// Zero means [DefaultRequestTimeout].
 	RequestTimeout time.Duration
 
@@ -133,28 +134,29 @@ var _ driver.Connector = (*Connector)(nil)
 // session, of the DSN's session_timeout, and returns once the ensemble
 // granted it (or fails after dial_timeout); it opens one more session for
 // each other TTL the connection's locks use, when first used. Either way
-// Connect creates the root node if it is missing.
+// Connect creates the root node if it is missing, and returns within the
+// request timeout.
 func (c *Connector) Connect(ctx context.Context) (driver.Conn, error) {
+	rctx, cancel := withTimeout(ctx, "request timeout", c.cfg.RequestTimeout)
+	defer cancel()
 	var base *session
 	switch {
 	case c.zc != nil:
 		base = &session{timeout: c.cfg.SessionTimeout, zc: c.zc}
 	case c.s != nil:
-		dctx, cancel := context.WithTimeout(ctx, c.s.dialTimeout)
+		dctx, cancel := withTimeout(rctx, "dial timeout", c.s.dialTimeout)
 		defer cancel()
 		var err error
 		if base, err = c.openSession(dctx, c.cfg.SessionTimeout); err != nil {
-			return nil, fmt.Errorf("zookeeper: connect: %w", err)
+			return nil, fmt.Errorf("zookeeper: connect: %w", mark(ctx, err))
 		}
 	default:
 		return nil, errors.New("zookeeper: a zero Connector")
 	}
 	cn := newConn(c, base)
-	rctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
-	defer cancel()
 	if err := cn.ensureRoot(rctx); err != nil {
-		cn.Close()
-		return nil, fmt.Errorf("zookeeper: connect: creating %s: %w", c.cfg.Root, err)
+		closing.Go(func() { cn.Close() })
+		return nil, fmt.Errorf("zookeeper: connect: creating %s: %w", c.cfg.Root, mark(ctx, err))
 	}
 	return cn, nil
 }

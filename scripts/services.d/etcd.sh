@@ -26,8 +26,19 @@
 # member rejoins the cluster), with fsync off (--unsafe-no-fsync: a killed
 # process loses nothing; only a machine crash would), heartbeats every 100ms
 # and elections after 1s (etcd's defaults).
+#
+# A fourth etcd, etcd-auth, serves the driver's credential tests: a
+# one-member cluster with authentication on, from the same binary, a
+# service of its own (etcdauth) at the end of this file:
+#   member   client 127.0.0.1:23794, peer 127.0.0.1:23804
+#   state    $STATE/etcd-auth/{run.sh,etcd.pid,etcd.log,data/}, its cwd
+#   users    root (role root: everything) and nobody (no role: every key
+#            request is denied), both with the test-only password below
+#   env      DISTLOCK_ETCD_AUTH_DSN=etcd://root:<password>@127.0.0.1:23794
+# It starts afresh each time (its data dir removed), and etcdauth_wait adds
+# the users and turns authentication on through the member's JSON gateway.
 
-EXTRA_SERVICES+=(etcd)
+EXTRA_SERVICES+=(etcd etcdauth)
 
 readonly ETCD_VERSION=v3.6.17
 readonly ETCD_CLIENT_PORTS=(23791 23792 23793)
@@ -250,5 +261,152 @@ etcd_status() {
 		fi
 		printf '%-10s %-16s %s\n' "etcd-$i" "$HOST:$port" "$state"
 	done
+	return $ok
+}
+
+# ------------------------------------------------------------ etcd-auth --
+
+readonly ETCDAUTH_CLIENT_PORT=23794
+readonly ETCDAUTH_PEER_PORT=23804
+readonly ETCDAUTH_DIR=$STATE/etcd-auth
+readonly ETCDAUTH_PASSWORD=distlock-etcd-test-password
+ETCDAUTH_STARTED=""
+
+# etcdauth_our_pid: true (and OUR_PID set) if the pidfile names a live
+# process of our binary whose cwd is the member's dir.
+etcdauth_our_pid() {
+	OUR_PID=""
+	etcd_comm
+	read_pid "$ETCDAUTH_DIR/etcd.pid"
+	[[ -n $PID_READ ]] && pid_is_ours "$PID_READ" "$ETCD_COMM" "$ETCDAUTH_DIR" || return 1
+	OUR_PID=$PID_READ
+}
+
+etcdauth_preflight() {
+	local port
+	etcdauth_our_pid && return 0
+	for port in "$ETCDAUTH_CLIENT_PORT" "$ETCDAUTH_PEER_PORT"; do
+		port_open "$port" && port_conflict "$port" "no live pidfile in $ETCDAUTH_DIR"
+	done
+	return 0
+}
+
+# etcdauth_start: starts the member, with an empty data dir, unless it runs.
+etcdauth_start() {
+	local url=http://$HOST:$ETCDAUTH_CLIENT_PORT peer=http://$HOST:$ETCDAUTH_PEER_PORT
+	ETCDAUTH_STARTED=""
+	etcdauth_our_pid && return 0
+	mkdir -p "$ETCDAUTH_DIR"
+	rm -rf "$ETCDAUTH_DIR/data" "$ETCDAUTH_DIR/etcd.pid"
+	cat >"$ETCDAUTH_DIR/run.sh.tmp" <<EOF
+#!/usr/bin/env bash
+# Written by scripts/services.d/etcd.sh: starts etcd-auth, the one-member
+# cluster with authentication, in this dir, recording its PID in etcd.pid.
+cd "\${BASH_SOURCE[0]%/*}" || exit 1
+echo \$\$ >etcd.pid.tmp && mv -f etcd.pid.tmp etcd.pid
+exec '$ETCD_BIN' --name etcd-auth --data-dir data \\
+	--listen-client-urls $url --advertise-client-urls $url \\
+	--listen-peer-urls $peer --initial-advertise-peer-urls $peer \\
+	--initial-cluster etcd-auth=$peer \\
+	--initial-cluster-token distlock-test-auth --initial-cluster-state new \\
+	--unsafe-no-fsync --log-level warn \\
+	</dev/null >>etcd.log 2>&1
+EOF
+	mv -f "$ETCDAUTH_DIR/run.sh.tmp" "$ETCDAUTH_DIR/run.sh"
+	setsid -f bash "$ETCDAUTH_DIR/run.sh" 9>&- </dev/null >/dev/null 2>&1
+	ETCDAUTH_STARTED=1
+}
+
+# etcd_post PORT PATH JSON: POSTs JSON to the gateway of the member on
+# PORT and sets ETCD_REPLY to the response; true if its status is 200.
+ETCD_REPLY=""
+etcd_post() {
+	local fd line status="" reply=""
+	{ exec {fd}<>"/dev/tcp/$HOST/$1"; } 2>/dev/null || return 1
+	trap '' PIPE
+	{ printf 'POST %s HTTP/1.0\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s' \
+		"$2" "$HOST:$1" "${#3}" "$3" >&"$fd"; } 2>/dev/null || true
+	while IFS= read -r -t 2 line <&"$fd" || [[ -n $line ]]; do
+		[[ -n $status ]] || status=$line
+		reply+=$line
+		line=""
+	done
+	trap - PIPE
+	exec {fd}>&-
+	ETCD_REPLY=$reply
+	[[ $status == "HTTP/1."?" 200"* ]]
+}
+
+# etcdauth_enforced: the member refuses a request without credentials.
+etcdauth_enforced() {
+	etcd_post "$ETCDAUTH_CLIENT_PORT" /v3/kv/range '{"key":"eA=="}'
+	[[ $ETCD_REPLY == *'user name is empty'* ]]
+}
+
+# etcdauth_setup: adds the users and turns authentication on. A step that
+# an earlier run, cut short, did already fails and is passed over.
+etcdauth_setup() {
+	local port=$ETCDAUTH_CLIENT_PORT user
+	etcd_post "$port" /v3/auth/role/add '{"name":"root"}' || true
+	for user in root nobody; do
+		etcd_post "$port" /v3/auth/user/add "{\"name\":\"$user\",\"password\":\"$ETCDAUTH_PASSWORD\"}" || true
+	done
+	etcd_post "$port" /v3/auth/user/grant '{"user":"root","role":"root"}' || true
+	etcd_post "$port" /v3/auth/enable '{}' || true
+	etcdauth_enforced
+}
+
+# etcdauth_wait: waits until the member is healthy and has authentication
+# on, turning it on if need be.
+etcdauth_wait() {
+	local deadline=$((SECONDS + TIMEOUT))
+	while ! { etcdauth_our_pid && etcd_healthy "$ETCDAUTH_CLIENT_PORT"; }; do
+		if ((SECONDS >= deadline)); then
+			print_log_tail "$ETCDAUTH_DIR/etcd.log"
+			log "etcd-auth on $HOST:$ETCDAUTH_CLIENT_PORT did not come up healthy within ${TIMEOUT}s"
+			return 1
+		fi
+		sleep 0.1
+	done
+	if ! etcdauth_enforced && ! etcdauth_setup; then
+		log "etcd-auth on $HOST:$ETCDAUTH_CLIENT_PORT: could not turn authentication on: $ETCD_REPLY"
+		return 1
+	fi
+	[[ -z $ETCDAUTH_STARTED ]] || log "etcd-auth $HOST:$ETCDAUTH_CLIENT_PORT up with authentication (pid $OUR_PID)"
+}
+
+etcdauth_stop() {
+	local pid
+	[[ -d $ETCDAUTH_DIR ]] || return 0
+	if etcdauth_our_pid; then
+		pid=$OUR_PID
+		stop_pid "etcd-auth" "$pid" || return 1
+		log "etcd-auth $HOST:$ETCDAUTH_CLIENT_PORT stopped (pid $pid)"
+	fi
+	rm -f "$ETCDAUTH_DIR/etcd.pid"
+}
+
+etcdauth_env() {
+	printf 'export DISTLOCK_ETCD_AUTH_DSN=%s\n' \
+		"$(shell_quote "etcd://root:$ETCDAUTH_PASSWORD@$HOST:$ETCDAUTH_CLIENT_PORT")"
+}
+
+etcdauth_status() {
+	local state ok=0
+	if etcdauth_our_pid; then
+		if etcd_healthy "$ETCDAUTH_CLIENT_PORT" && etcdauth_enforced; then
+			state="up (pid $OUR_PID, authentication on)"
+		else
+			state="NOT HEALTHY, OR NO AUTHENTICATION (pid $OUR_PID alive)"
+			ok=1
+		fi
+	elif port_open "$ETCDAUTH_CLIENT_PORT"; then
+		state="down (port taken by a process that is not ours)"
+		ok=1
+	else
+		state="down"
+		ok=1
+	fi
+	printf '%-10s %-16s %s\n' "etcd-auth" "$HOST:$ETCDAUTH_CLIENT_PORT" "$state"
 	return $ok
 }
