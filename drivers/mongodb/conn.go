@@ -117,11 +117,13 @@ type lease struct {
 // server's clock, what it knows of keys and its own leases, and the
 // housekeeper.
 type conn struct {
-	client *mongo.Client
-	owned  bool // the client is ours to disconnect
-	coll   *mongo.Collection
-	clock  *serverClock
-	hk     *housekeeper
+	client  *mongo.Client
+	owned   bool   // the client is ours to disconnect
+	reach   *reach // watches the client's heartbeats, if the client is ours
+	timeout time.Duration
+	coll    *mongo.Collection
+	clock   *serverClock
+	hk      *housekeeper
 
 	mu       sync.Mutex
 	latest   map[string]known    // key -> the highest fence known to have been inserted
@@ -136,7 +138,7 @@ var (
 	_ driver.Inspector = (*conn)(nil)
 )
 
-func newConn(ctx context.Context, client *mongo.Client, owned bool, cfg Config) (*conn, error) {
+func newConn(ctx context.Context, client *mongo.Client, r *reach, cfg Config) (*conn, error) {
 	coll := client.Database(cfg.Database).Collection(cfg.Collection, options.Collection().
 		SetWriteConcern(cfg.WriteConcern).
 		SetReadConcern(cfg.ReadConcern).
@@ -151,14 +153,14 @@ func newConn(ctx context.Context, client *mongo.Client, owned bool, cfg Config) 
 	}()
 	schemaErr := ensureSchema(ctx, coll, !cfg.NoCreate)
 	<-done
-	if schemaErr != nil {
-		return nil, schemaErr
-	}
 	if clockErr != nil {
-		return nil, fmt.Errorf("mongodb: %w", clockErr)
+		clockErr = fmt.Errorf("mongodb: %w", clockErr)
+	}
+	if err := credentialsFirst(schemaErr, clockErr); err != nil {
+		return nil, err
 	}
 	c := &conn{
-		client: client, owned: owned, coll: coll, clock: clock,
+		client: client, owned: r != nil, reach: r, timeout: cfg.RequestTimeout, coll: coll, clock: clock,
 		latest:   make(map[string]known),
 		leases:   make(map[string]*lease),
 		inflight: make(map[string]*attempt),
@@ -274,7 +276,7 @@ func (c *conn) discover(ctx context.Context, key string, heldAt, young time.Time
 		g1, found1, err1 := c.readGrant(ctx, key, 1)
 		<-done
 		if herr != nil {
-			return 0, nil, false, herr
+			return 0, nil, false, credentialsFirst(herr, err1)
 		}
 		h = max(hd.Fence, hd.Pruned)
 		if h == 0 {
@@ -376,6 +378,14 @@ type attempt struct {
 // concurrent inserts of one fence queue for SQLite's write lock, so this
 // spares the server the inserts that would have lost anyway.
 func (c *conn) Acquire(ctx context.Context, key, value string, ttl time.Duration) (driver.Lease, error) {
+	cctx, end := begin(ctx, c.timeout, c.reach)
+	defer end()
+	l, err := c.acquireInTurn(cctx, key, value, ttl)
+	return l, fail(ctx, cctx, c.timeout, err)
+}
+
+// acquireInTurn is Acquire, once the call's context is set.
+func (c *conn) acquireInTurn(ctx context.Context, key, value string, ttl time.Duration) (driver.Lease, error) {
 	for {
 		c.mu.Lock()
 		a := c.inflight[key]
@@ -434,7 +444,7 @@ func (c *conn) acquire(ctx context.Context, key, value string, ttl time.Duration
 		return driver.Lease{}, fmt.Errorf("%w: another acquirer took fence %d first", driver.ErrHeld, f)
 	}
 	if err != nil {
-		return driver.Lease{}, fmt.Errorf("mongodb: inserting a grant: %w", err)
+		return driver.Lease{}, fmt.Errorf("mongodb: inserting a grant: %w", sent{err})
 	}
 	acked := time.Now()
 	c.learn(key, f, mine)
@@ -487,6 +497,12 @@ func (c *conn) holding(ctx context.Context, key, value string) (l lease, mine, o
 
 // Extend moves the expiry of value's grant, if the lease cannot have ended.
 func (c *conn) Extend(ctx context.Context, key, value string, ttl time.Duration) error {
+	cctx, end := begin(ctx, c.timeout, c.reach)
+	defer end()
+	return fail(ctx, cctx, c.timeout, c.extend(cctx, key, value, ttl))
+}
+
+func (c *conn) extend(ctx context.Context, key, value string, ttl time.Duration) error {
 	_, hi := c.clock.bounds(time.Now())
 	l, mine, ok, err := c.holding(ctx, key, value)
 	if err != nil {
@@ -520,6 +536,12 @@ func (c *conn) Extend(ctx context.Context, key, value string, ttl time.Duration)
 // clock. A duplicate key means another acquirer inserted that fence first:
 // the lease had ended.
 func (c *conn) Release(ctx context.Context, key, value string) error {
+	cctx, end := begin(ctx, c.timeout, c.reach)
+	defer end()
+	return fail(ctx, cctx, c.timeout, c.release(cctx, key, value))
+}
+
+func (c *conn) release(ctx context.Context, key, value string) error {
 	s := time.Now()
 	_, hi := c.clock.bounds(s)
 	// The tombstone must land within insertGrace of s (see "Inserts" in
@@ -557,6 +579,13 @@ func (c *conn) Release(ctx context.Context, key, value string) error {
 // Inspect reports the holder of the key's latest grant, if it may still
 // hold it.
 func (c *conn) Inspect(ctx context.Context, key string) (driver.Holder, bool, error) {
+	cctx, end := begin(ctx, c.timeout, c.reach)
+	defer end()
+	h, ok, err := c.inspect(cctx, key)
+	return h, ok, fail(ctx, cctx, c.timeout, err)
+}
+
+func (c *conn) inspect(ctx context.Context, key string) (driver.Holder, bool, error) {
 	now := time.Now()
 	h, g, _, err := c.discover(ctx, key, time.Time{}, time.Time{})
 	if err != nil {
@@ -581,24 +610,24 @@ func (c *conn) Inspect(ctx context.Context, key string) (driver.Holder, bool, er
 
 // Ping checks that the primary answers.
 func (c *conn) Ping(ctx context.Context) error {
-	if err := c.client.Ping(ctx, readpref.Primary()); err != nil {
-		return fmt.Errorf("mongodb: %w", err)
+	cctx, end := begin(ctx, c.timeout, c.reach)
+	defer end()
+	if err := c.client.Ping(cctx, readpref.Primary()); err != nil {
+		return fail(ctx, cctx, c.timeout, fmt.Errorf("mongodb: %w", err))
 	}
 	return nil
 }
 
-// closeTimeout bounds disconnecting a client of our own.
-const closeTimeout = 5 * time.Second
-
 // Close stops the housekeeper and disconnects the client if it is the
-// connection's own.
+// connection's own, within the request timeout: ending the client's
+// sessions is a request, which a silent server never answers.
 func (c *conn) Close() error {
 	c.hk.stop()
 	if !c.owned {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
-	defer cancel()
+	ctx, end := begin(context.Background(), c.timeout, c.reach)
+	defer end()
 	if err := c.client.Disconnect(ctx); err != nil {
 		return fmt.Errorf("mongodb: %w", err)
 	}

@@ -23,11 +23,21 @@
 //	distlock_collection         the grants collection (default "distlock_grants")
 //	distlock_create_collection  false: never create the collection, only check that it exists (default true)
 //	distlock_prune              false: keep superseded grants instead of deleting them (default true)
+//	distlock_request_timeout    bounds each call, connecting included (default 5s)
 //
 // mongodb+srv:// is refused, since resolving it contacts DNS: resolve it
 // with the Go driver and use [New]. lock.Open reports a malformed DSN
 // without contacting the server; no error and no String method repeats a
 // password.
+//
+// Every call ends within the request timeout, or sooner with the caller's
+// context; the timeout's errors match lock.ErrUnavailable. Refused
+// credentials match lock.ErrMisconfigured. From a DSN, calls fail within
+// a second once no server can be reached (connections refused, host names
+// unknown, certificates not trusted), rather than when the Go driver's
+// server selection gives up (30s by default). lock.Client.Close
+// takes at most four request timeouts. "Failures and timeouts" in
+// DESIGN.md has the details.
 //
 // Writes use write concern {w: "majority", j: true} and reads use read
 // concern "majority", on the primary, unless the DSN's w, journal or

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
@@ -20,6 +21,7 @@ const (
 	paramColl     = "distlock_collection"
 	paramCreate   = "distlock_create_collection"
 	paramPrune    = "distlock_prune"
+	paramTimeout  = "distlock_request_timeout"
 )
 
 // settings is the configuration a DSN describes.
@@ -119,9 +121,15 @@ func parseDSN(s string) (settings, error) {
 			} else {
 				cfg.NoPrune = !b
 			}
+		case paramTimeout:
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				return settings{}, fmt.Errorf("invalid DSN: %s is not a positive duration such as 5s or 500ms", k)
+			}
+			cfg.RequestTimeout = d
 		default:
-			return settings{}, fmt.Errorf("invalid DSN: unknown parameter %q (the driver knows %s, %s, %s and %s)",
-				truncate(k, 64), paramDatabase, paramColl, paramCreate, paramPrune)
+			return settings{}, fmt.Errorf("invalid DSN: unknown parameter %q (the driver knows %s, %s, %s, %s and %s)",
+				truncate(k, 64), paramDatabase, paramColl, paramCreate, paramPrune, paramTimeout)
 		}
 	}
 	opts := options.Client().ApplyURI(rest)

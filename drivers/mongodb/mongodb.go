@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/distlock/lock"
 	"github.com/distlock/lock/driver"
@@ -21,8 +22,9 @@ func init() {
 
 // Defaults of [Config].
 const (
-	DefaultDatabase   = "distlock"
-	DefaultCollection = "distlock_grants"
+	DefaultDatabase       = "distlock"
+	DefaultCollection     = "distlock_grants"
+	DefaultRequestTimeout = 5 * time.Second
 )
 
 // Driver is the MongoDB driver. Its zero value is ready to use; lock.Open
@@ -63,11 +65,19 @@ type Config struct {
 
 	// ReadConcern is used for every read. Nil means "majority".
 	ReadConcern *readconcern.ReadConcern
+
+	// RequestTimeout bounds each call (connecting, an acquisition, a
+	// release, ...) as a whole; the caller's context may end it sooner.
+	// A call it ends fails with an error matching lock.ErrUnavailable.
+	// Zero means [DefaultRequestTimeout].
+	RequestTimeout time.Duration
 }
 
 // New returns a connector that uses client, which the caller keeps and
 // disconnects after the clients that use it. Every lock.Client opened on
-// the connector shares it.
+// the connector shares it. The driver cannot watch that client's
+// heartbeats, so a server that cannot be reached shows only when a call's
+// request timeout ends.
 func New(client *mongo.Client, cfg Config) (*Connector, error) {
 	if client == nil {
 		return nil, errors.New("mongodb: New: nil client")
@@ -109,6 +119,12 @@ func newConnector(client *mongo.Client, opts *options.ClientOptions, cfg Config)
 	if cfg.ReadConcern == nil {
 		cfg.ReadConcern = readconcern.Majority()
 	}
+	if cfg.RequestTimeout < 0 {
+		return nil, fmt.Errorf("mongodb: negative request timeout %v", cfg.RequestTimeout)
+	}
+	if cfg.RequestTimeout == 0 {
+		cfg.RequestTimeout = DefaultRequestTimeout
+	}
 	c := &Connector{client: client, clientOpts: opts, cfg: cfg}
 	if opts != nil {
 		c.hosts = fmt.Sprint(opts.Hosts)
@@ -122,25 +138,41 @@ func defaultWriteConcern() *writeconcern.WriteConcern {
 }
 
 // Connect returns a connection, making sure the collection exists first,
-// and measuring the server's clock.
+// and measuring the server's clock, within the request timeout. From a
+// DSN, each connection has a mongo.Client of its own, whose heartbeats
+// fail the calls in flight as soon as no server can be reached.
 func (c *Connector) Connect(ctx context.Context) (driver.Conn, error) {
-	client, owned := c.client, false
-	if client == nil {
+	var r *reach
+	if c.client == nil {
+		r = newReach(c.clientOpts.Hosts)
+	}
+	// Watching from before the first heartbeat, Connect learns of its failure.
+	cctx, end := begin(ctx, c.cfg.RequestTimeout, r)
+	defer end()
+	cn, err := c.connect(cctx, r)
+	if err != nil {
+		return nil, fail(ctx, cctx, c.cfg.RequestTimeout, err)
+	}
+	return cn, nil
+}
+
+// connect is Connect, under the call's context.
+func (c *Connector) connect(ctx context.Context, r *reach) (*conn, error) {
+	client := c.client
+	if r != nil {
 		var err error
-		client, err = mongo.Connect(c.clientOpts)
+		client, err = mongo.Connect(c.clientOpts, options.Client().SetServerMonitor(r.monitor()))
 		if err != nil {
 			return nil, fmt.Errorf("mongodb: %w", err)
 		}
-		owned = true
 	}
-	cn, err := newConn(ctx, client, owned, c.cfg)
-	if err != nil {
-		if owned {
-			client.Disconnect(context.WithoutCancel(ctx))
-		}
-		return nil, err
+	cn, err := newConn(ctx, client, r, c.cfg)
+	if err != nil && r != nil {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cfg.RequestTimeout)
+		defer cancel()
+		client.Disconnect(dctx)
 	}
-	return cn, nil
+	return cn, err
 }
 
 // String describes the connector without credentials: hosts, database and

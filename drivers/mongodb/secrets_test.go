@@ -87,6 +87,7 @@ func TestSecrets_neverPrinted(t *testing.T) {
 			"mongodb://u:" + pw + "@" + h + "/db?tlsCertificateKeyFile=/nonexistent&tlsCertificateKeyFilePassword=" + pw,
 			"mongodb://u:" + pw + "@" + h + "/db?distlock_prune=maybe",
 			"mongodb://u:" + pw + "@" + h + "/db?distlock_collection=",
+			"mongodb://u:" + pw + "@" + h + "/db?distlock_request_timeout=" + pw,
 			"mongodb://u:" + pw + "@" + h + "/db?distlock_bogus=1",
 			"mongodb://u:" + pw + "@" + h + "/db?distlock_database=%zz",
 			"mongodb://u:" + pw + "@" + h + "/db\x00",

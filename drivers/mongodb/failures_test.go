@@ -1,0 +1,193 @@
+package mongodb_test
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/distlock/lock"
+	"github.com/distlock/lock/drivers/internal/secrettest"
+	"github.com/distlock/lock/drivers/mongodb"
+	"github.com/distlock/lock/internal/testenv"
+)
+
+// timed runs f and returns its error and how long it took.
+func timed(f func() error) (error, time.Duration) {
+	start := time.Now()
+	err := f()
+	return err, time.Since(start)
+}
+
+// acquireOnce is a TryAcquire that releases what it got.
+func acquireOnce(ctx context.Context, c *lock.Client) error {
+	l, err := c.TryAcquire(ctx, "k")
+	if err != nil {
+		return err
+	}
+	return l.Release(ctx)
+}
+
+// viaProxy returns a proxy to the test server and a DSN through it for a
+// fresh collection.
+func viaProxy(t *testing.T, kv ...string) (*proxy, string) {
+	t.Helper()
+	uri := server(t)
+	u, err := url.Parse(uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newProxy(t, u.Host)
+	return p, strings.Replace(dsnFor(t, uri, kv...), u.Host, p.addr(), 1)
+}
+
+// A wrong password is a misconfiguration: Acquire ends at once, without
+// retrying and without showing the password.
+func TestAcquire_wrongPasswordIsMisconfigured(t *testing.T) {
+	uri := testenv.Lookup(t, "DISTLOCK_MONGODB_TLS_URI")
+	release, err := testenv.Hold(testenv.Postgres) // that FerretDB keeps its data there
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(release)
+	u, err := url.Parse(uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const wrong = "not-the-password-4711"
+	u.User = url.UserPassword(u.User.Username(), wrong)
+	c := open(t, withParams(u.String(), "distlock_database", testDB))
+	err, took := timed(func() error { _, err := c.Acquire(context.Background(), "k"); return err })
+	t.Logf("after %v: %v", took, err)
+	if !errors.Is(err, lock.ErrMisconfigured) || took > time.Second {
+		t.Errorf("Acquire took %v and returned %v, want an error matching ErrMisconfigured within 1s", took, err)
+	}
+	if err != nil && strings.Contains(err.Error(), wrong) {
+		t.Error("the error shows the password")
+	}
+}
+
+// Servers that cannot be reached as configured: Acquire ends at once
+// with an error matching ErrMisconfigured, not when the Go driver's server
+// selection times out.
+func TestAcquire_wrongEndIsMisconfigured(t *testing.T) {
+	tlsURI := testenv.Lookup(t, "DISTLOCK_MONGODB_TLS_URI")
+	u, err := url.Parse(tlsURI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Del("tlsCAFile")
+	u.RawQuery = q.Encode()
+	for name, dsn := range map[string]string{
+		"unknown host":            "mongodb://node.distlock.invalid/",
+		"certificate not trusted": u.String(),
+	} {
+		c := open(t, dsn)
+		err, took := timed(func() error { _, err := c.Acquire(context.Background(), "k"); return err })
+		t.Logf("%s: after %v: %v", name, took, err)
+		if !errors.Is(err, lock.ErrMisconfigured) || took > time.Second {
+			t.Errorf("%s: Acquire took %v and returned %v, want an error matching ErrMisconfigured within 1s", name, took, err)
+		}
+	}
+}
+
+// Nothing listens on the port: the calls fail at once, not when the Go
+// driver's server selection times out.
+func TestAcquire_closedPortIsUnavailable(t *testing.T) {
+	c := open(t, "mongodb://"+secrettest.ClosedAddr(t)+"/")
+	for name, call := range map[string]func(context.Context, string, ...lock.Option) (*lock.Lock, error){
+		"TryAcquire": c.TryAcquire, "Acquire": c.Acquire,
+	} {
+		err, took := timed(func() error { _, err := call(context.Background(), "k"); return err })
+		t.Logf("%s: after %v: %v", name, took, err)
+		if !errors.Is(err, lock.ErrUnavailable) || took > 500*time.Millisecond {
+			t.Errorf("%s took %v and returned %v, want an error matching ErrUnavailable within 500ms", name, took, err)
+		}
+	}
+}
+
+// The server goes away after the client connected: the calls fail at once.
+func TestTryAcquire_serverGoneIsUnavailable(t *testing.T) {
+	p, dsn := viaProxy(t)
+	c := open(t, dsn)
+	if err := acquireOnce(ctxFor(t, 10*time.Second), c); err != nil {
+		t.Fatal(err)
+	}
+	p.shut()
+	for range 2 { // on the connection the server closed, then on a new one
+		err, took := timed(func() error { return acquireOnce(context.Background(), c) })
+		t.Logf("after %v: %v", took, err)
+		if !errors.Is(err, lock.ErrUnavailable) || took > time.Second {
+			t.Errorf("TryAcquire took %v and returned %v, want an error matching ErrUnavailable within 1s", took, err)
+		}
+	}
+}
+
+// A server that accepts connections and never answers: TryAcquire ends
+// when the request timeout does, connecting included.
+func TestTryAcquire_silentServerEndsAtRequestTimeout(t *testing.T) {
+	const timeout = 500 * time.Millisecond
+	c := open(t, "mongodb://"+newProxy(t, "").addr()+"/?distlock_request_timeout="+timeout.String())
+	err, took := timed(func() error { return acquireOnce(context.Background(), c) })
+	t.Logf("after %v: %v", took, err)
+	if !errors.Is(err, lock.ErrUnavailable) || took < timeout || took > timeout+200*time.Millisecond {
+		t.Errorf("TryAcquire took %v and returned %v, want an error matching ErrUnavailable after %v", took, err, timeout)
+	}
+}
+
+// The caller's deadline, shorter than the request timeout, is kept.
+func TestTryAcquire_silentServerKeepsCallerDeadline(t *testing.T) {
+	const deadline = 3 * time.Second
+	c := open(t, "mongodb://"+newProxy(t, "").addr()+"/")
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	err, took := timed(func() error { return acquireOnce(ctx, c) })
+	t.Logf("after %v (%v late): %v", took, took-deadline, err)
+	if !errors.Is(err, context.DeadlineExceeded) || took > deadline+100*time.Millisecond {
+		t.Errorf("TryAcquire took %v and returned %v, want context.DeadlineExceeded within 100ms of %v", took, err, deadline)
+	}
+}
+
+// Close waits for a call in flight on a server that fell silent, and the
+// request timeout bounds that call and the release that cleans up after
+// it.
+func TestClose_callInFlightOnSilentServer(t *testing.T) {
+	const timeout = 500 * time.Millisecond
+	p, dsn := viaProxy(t, "distlock_request_timeout", timeout.String())
+	c, err := lock.Open("mongodb", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := acquireOnce(ctxFor(t, 10*time.Second), c); err != nil {
+		t.Fatal(err)
+	}
+	p.silence()
+	done := make(chan error, 1)
+	go func() { done <- acquireOnce(context.Background(), c) }()
+	time.Sleep(100 * time.Millisecond)
+	closeErr, took := timed(c.Close)
+	err = <-done
+	t.Logf("Close after %v (%v); the call: %v", took, closeErr, err)
+	if !errors.Is(err, lock.ErrUnavailable) {
+		t.Errorf("the call in flight returned %v, want an error matching ErrUnavailable", err)
+	}
+	// The call, its cleanup and the disconnect.
+	if limit := 3*timeout + 500*time.Millisecond; took > limit {
+		t.Errorf("Close took %v, want at most %v", took, limit)
+	}
+}
+
+// The request timeout must be a positive duration.
+func TestOpenConnector_requestTimeoutMustBePositive(t *testing.T) {
+	for _, v := range []string{"0s", "-1s", "soon", ""} {
+		if _, err := (mongodb.Driver{}).OpenConnector("mongodb://127.0.0.1/?distlock_request_timeout=" + v); err == nil {
+			t.Errorf("distlock_request_timeout=%q: no error", v)
+		}
+	}
+	if _, err := (mongodb.Driver{}).OpenConnector("mongodb://127.0.0.1/?distlock_request_timeout=250ms"); err != nil {
+		t.Errorf("distlock_request_timeout=250ms: %v", err)
+	}
+}
