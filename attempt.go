@@ -42,7 +42,7 @@ func (c *Client) attempt(ctx context.Context, cn *conn, key string, o *options, 
 		}
 		c.stats.failed.Add(1)
 		if err = classify(ctx, err); !neverReached(err) {
-			c.cleanup(ctx, cn, key, value, turn)
+			c.undo(ctx, cn, key, value, turn)
 		}
 		c.log().DebugContext(ctx, "lock: acquire attempt failed", "key", key, "err", err)
 		return nil, opError("acquire", key, err)
@@ -51,11 +51,11 @@ func (c *Client) attempt(ctx context.Context, cn *conn, key string, o *options, 
 	switch {
 	case l == nil:
 		c.stats.failed.Add(1)
-		c.cleanup(ctx, cn, key, value, turn)
+		c.undo(ctx, cn, key, value, turn)
 		return nil, opError("acquire", key, errTooLate)
 	case !c.track(l):
 		// The client closed while the attempt was in flight.
-		c.cleanup(ctx, cn, key, value, turn)
+		c.undo(ctx, cn, key, value, turn)
 		return nil, opError("acquire", key, ErrClosed)
 	}
 	c.stats.acquired.Add(1)
@@ -73,6 +73,21 @@ func (c *Client) grant(cn *conn, key, value string, lease driver.Lease, start ti
 	l := &Lock{c: c, cn: cn, key: key, value: value, lease: lease, ttl: o.ttl, start: start, drift: o.drift}
 	l.until.Store(int64(until.Sub(start)))
 	return l
+}
+
+// undo cleans up after a failed attempt (see cleanup), waiting for it
+// while ctx allows: once ctx is done, the cleanup goes on in the
+// background, so that the caller's deadline holds.
+func (c *Client) undo(ctx context.Context, cn *conn, key, value string, turn *queue) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.cleanup(ctx, cn, key, value, turn)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
 }
 
 // cleanupTimeout bounds the release of a lock that a failed acquisition

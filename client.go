@@ -83,7 +83,7 @@ func (c *Client) connect(ctx context.Context) (*conn, error) {
 	}
 	dc, err := c.connector.Connect(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("connect: %w", err)
+		return nil, fmt.Errorf("connect: %w", classify(ctx, err))
 	}
 	if dc == nil {
 		return nil, errors.New("connect: driver returned a nil connection")

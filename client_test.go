@@ -111,6 +111,10 @@ func TestTryAcquire_backendError(t *testing.T) {
 	if !errors.As(err, &be) || be != errBackendDown {
 		t.Errorf("errors.As(err, *backendError) = %v; want the backend's error", be)
 	}
+	// The caller's context is done: the cleanup goes on in the background.
+	for start := time.Now(); len(sc.releaseCalls()) == 0 && time.Since(start) < 5*time.Second; {
+		time.Sleep(time.Millisecond)
+	}
 	acq, rel := sc.acquireCalls(), sc.releaseCalls()
 	if len(rel) != 1 {
 		t.Fatalf("releases = %+v, want one cleanup release", rel)

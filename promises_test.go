@@ -261,3 +261,34 @@ func TestClose_boundedWhileACallHangs(t *testing.T) {
 		close(stuck)
 	})
 }
+
+func TestTryAcquire_cleanupKeepsTheCallersDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// The attempt fails at the caller's deadline, and the release that
+		// cleans up after it takes its own time: the caller does not wait.
+		sc := &scriptedConn{
+			onAcquire: func(ctx context.Context, _ int, _ string) (driver.Lease, error) {
+				<-ctx.Done()
+				return driver.Lease{}, ctx.Err()
+			},
+			onRelease: func(context.Context, int) error { time.Sleep(time.Second); return nil },
+		}
+		c := lock.OpenConnector(&scriptedConnector{conn: sc})
+		defer c.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		start := time.Now()
+		if _, err := c.TryAcquire(ctx, "k"); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("TryAcquire = %v, want the deadline", err)
+		}
+		if d := time.Since(start); d != 3*time.Second {
+			t.Errorf("TryAcquire returned after %v; want at the 3s deadline", d)
+		}
+		synctest.Wait()
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if n := len(sc.releaseCalls()); n != 1 {
+			t.Errorf("%d cleanup releases; want the one that went on in the background", n)
+		}
+	})
+}
