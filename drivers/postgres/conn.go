@@ -9,6 +9,7 @@ import (
 
 	"github.com/distlock/lock/driver"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -19,16 +20,23 @@ var errClosed = errors.New("postgres: connection closed")
 // conn is one client's connection: a pool for the lock statements and,
 // once the client first waits, a listener on a dedicated connection.
 type conn struct {
-	pool  *pgxpool.Pool
-	owned bool // the pool is ours to close
-	t     *table
-	ln    *listener
+	pool    *pgxpool.Pool
+	owned   bool // the pool is ours to close
+	t       *table
+	ln      *listener
+	timeout time.Duration // the request timeout
+
+	callsMu sync.Mutex
+	calls   map[context.Context]context.CancelFunc // the calls in flight, for Close to end
+	closed  bool                                   // Close has ended the calls in flight
 
 	mu      sync.Mutex
 	watched map[string]time.Time // keys this connection marked as waited for, and when
 
 	heldMu sync.Mutex
 	held   map[string]struct{} // keys whose last attempt here was refused
+
+	unsent unsent // values whose acquisition never reached the server
 
 	closeOnce sync.Once
 }
@@ -42,11 +50,13 @@ var (
 	_ driver.Inspector  = (*conn)(nil)
 )
 
-func newConn(pool *pgxpool.Pool, owned bool, t *table) *conn {
+func newConn(pool *pgxpool.Pool, owned bool, t *table, timeout time.Duration) *conn {
 	c := &conn{
 		pool:    pool,
 		owned:   owned,
 		t:       t,
+		timeout: timeout,
+		calls:   make(map[context.Context]context.CancelFunc),
 		watched: make(map[string]time.Time),
 		held:    make(map[string]struct{}),
 	}
@@ -62,8 +72,39 @@ func interval(ttl time.Duration) pgtype.Interval {
 	return pgtype.Interval{Microseconds: int64(us), Valid: true}
 }
 
-// wrap marks err as the backend's.
-func wrap(err error) error { return fmt.Errorf("postgres: %w", err) }
+// request returns the context of one call under ctx: it ends with ctx, at
+// the request timeout (with errTimedOut as its cause), or when the
+// connection closes. The call must call done when it returns.
+func (c *conn) request(ctx context.Context) (_ context.Context, done func()) {
+	ctx, cancel := context.WithTimeoutCause(ctx, c.timeout, errTimedOut)
+	c.callsMu.Lock()
+	defer c.callsMu.Unlock()
+	if c.closed {
+		cancel()
+		return ctx, cancel
+	}
+	c.calls[ctx] = cancel
+	return ctx, func() {
+		c.callsMu.Lock()
+		delete(c.calls, ctx)
+		c.callsMu.Unlock()
+		cancel()
+	}
+}
+
+// fail marks err, the failure of a call under ctx, as errClosed if Close
+// ended the call, and as [failure] does otherwise.
+func (c *conn) fail(ctx context.Context, err error) error {
+	if errors.Is(context.Cause(ctx), context.Canceled) {
+		c.callsMu.Lock()
+		closed := c.closed
+		c.callsMu.Unlock()
+		if closed {
+			return fmt.Errorf("%w: %w", errClosed, err)
+		}
+	}
+	return failure(ctx, err, c.timeout)
+}
 
 // heldKeys bounds how many keys a connection remembers having found held;
 // forgetting one only costs its next refusal a row lock.
@@ -80,9 +121,20 @@ func (c *conn) Acquire(ctx context.Context, key, value string, ttl time.Duration
 	if wasHeld {
 		q = c.t.acquireGuarded
 	}
+	ctx, done := c.request(ctx)
+	defer done()
+	pc, err := c.pool.Acquire(ctx)
+	if err != nil {
+		c.unsent.add(value)
+		return driver.Lease{}, c.fail(ctx, err)
+	}
+	defer pc.Release()
 	var fence int64
-	err := c.pool.QueryRow(ctx, q, key, value, interval(ttl)).Scan(&fence)
-	lease, err := leaseOf(fence, err, driver.ErrHeld)
+	err = pc.QueryRow(ctx, q, key, value, interval(ttl)).Scan(&fence)
+	if err != nil && pgconn.SafeToRetry(err) {
+		c.unsent.add(value)
+	}
+	lease, err := c.leaseOf(ctx, fence, err, driver.ErrHeld)
 	switch {
 	case err == nil && wasHeld:
 		c.heldMu.Lock()
@@ -99,24 +151,26 @@ func (c *conn) Acquire(ctx context.Context, key, value string, ttl time.Duration
 	return lease, err
 }
 
-// leaseOf is the outcome of a statement that returns the fence of a lease
-// it granted, given the error of scanning it: the lease, or none if no row
-// came back, or the backend's error.
-func leaseOf(fence int64, err, none error) (driver.Lease, error) {
+// leaseOf is the outcome of a statement under ctx that returns the fence
+// of a lease it granted, given the error of scanning it: the lease, or
+// none if no row came back, or the backend's error.
+func (c *conn) leaseOf(ctx context.Context, fence int64, err, none error) (driver.Lease, error) {
 	switch {
 	case err == nil:
 		return driver.Lease{Token: uint64(fence), Fenced: true}, nil
 	case errors.Is(err, pgx.ErrNoRows):
 		return driver.Lease{}, none
 	}
-	return driver.Lease{}, wrap(err)
+	return driver.Lease{}, c.fail(ctx, err)
 }
 
 func (c *conn) Extend(ctx context.Context, key, value string, ttl time.Duration) error {
+	ctx, done := c.request(ctx)
+	defer done()
 	tag, err := c.pool.Exec(ctx, c.t.extend, key, value, interval(ttl))
 	switch {
 	case err != nil:
-		return wrap(err)
+		return c.fail(ctx, err)
 	case tag.RowsAffected() == 0:
 		return driver.ErrNotHeld
 	}
@@ -125,16 +179,25 @@ func (c *conn) Extend(ctx context.Context, key, value string, ttl time.Duration)
 
 // Transfer gives key, held by value, to next, in one statement.
 func (c *conn) Transfer(ctx context.Context, key, value, next string, ttl time.Duration) (driver.Lease, error) {
+	ctx, done := c.request(ctx)
+	defer done()
 	var fence int64
 	err := c.pool.QueryRow(ctx, c.t.transfer, key, value, next, interval(ttl)).Scan(&fence)
-	return leaseOf(fence, err, driver.ErrNotHeld)
+	return c.leaseOf(ctx, fence, err, driver.ErrNotHeld)
 }
 
+// Release releases key if value holds it, in one statement, unless
+// value's acquisition never reached the server.
 func (c *conn) Release(ctx context.Context, key, value string) error {
+	if c.unsent.take(value) {
+		return driver.ErrNotHeld
+	}
+	ctx, done := c.request(ctx)
+	defer done()
 	tag, err := c.pool.Exec(ctx, c.t.release, key, value)
 	switch {
 	case err != nil:
-		return wrap(err)
+		return c.fail(ctx, err)
 	case tag.RowsAffected() == 0:
 		return driver.ErrNotHeld
 	}
@@ -147,12 +210,14 @@ func (c *conn) Inspect(ctx context.Context, key string) (driver.Holder, bool, er
 		fence  int64
 		micros int64
 	)
+	ctx, done := c.request(ctx)
+	defer done()
 	err := c.pool.QueryRow(ctx, c.t.inspect, key).Scan(&h.Value, &fence, &micros)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return driver.Holder{}, false, nil
 	case err != nil:
-		return driver.Holder{}, false, wrap(err)
+		return driver.Holder{}, false, c.fail(ctx, err)
 	}
 	h.TTL = time.Duration(max(micros, 0)) * time.Microsecond
 	h.Lease = driver.Lease{Token: uint64(fence), Fenced: true}
@@ -160,8 +225,10 @@ func (c *conn) Inspect(ctx context.Context, key string) (driver.Holder, bool, er
 }
 
 func (c *conn) Ping(ctx context.Context) error {
+	ctx, done := c.request(ctx)
+	defer done()
 	if err := c.pool.Ping(ctx); err != nil {
-		return wrap(err)
+		return c.fail(ctx, err)
 	}
 	return nil
 }
@@ -177,6 +244,8 @@ const (
 // sure that the key's row says that someone waits for it, so that its
 // releases are announced. If it cannot, it fails: the caller then polls.
 func (c *conn) Watch(ctx context.Context, key string) (driver.Watch, error) {
+	ctx, done := c.request(ctx)
+	defer done()
 	w, err := c.ln.watch(ctx, key)
 	if err != nil {
 		return nil, err
@@ -190,7 +259,7 @@ func (c *conn) Watch(ctx context.Context, key string) (driver.Watch, error) {
 	}
 	if _, err := c.pool.Exec(ctx, c.t.watch, key); err != nil {
 		w.Close()
-		return nil, wrap(err)
+		return nil, c.fail(ctx, err)
 	}
 	c.mu.Lock()
 	if len(c.watched) >= watchedKeys {
@@ -216,13 +285,32 @@ func (c *conn) listenConn(ctx context.Context) (*pgx.Conn, error) {
 	return lc, nil
 }
 
-// Close stops the listener, waiting for it, and closes the pool if it is
-// the connection's own.
+// Close ends the calls in flight, stops the listener and closes the pool
+// if it is the connection's own. It waits for that up to closeTimeout: a
+// pool whose server stopped answering can take pgx 15s to close (it asks
+// the server to cancel each interrupted statement), which it then does in
+// the background.
 func (c *conn) Close() error {
 	c.closeOnce.Do(func() {
-		c.ln.close()
-		if c.owned {
-			c.pool.Close()
+		c.callsMu.Lock()
+		c.closed = true
+		for _, cancel := range c.calls {
+			cancel()
+		}
+		c.callsMu.Unlock()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			c.ln.close()
+			if c.owned {
+				c.pool.Close()
+			}
+		}()
+		t := time.NewTimer(closeTimeout)
+		defer t.Stop()
+		select {
+		case <-done:
+		case <-t.C:
 		}
 	})
 	return nil

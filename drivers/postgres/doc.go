@@ -16,18 +16,39 @@
 // first time it waits for a key.
 //
 // The DSN is anything pgx accepts: a postgres:// or postgresql:// URL or a
-// keyword/value string, with the PG* environment variables as defaults and
-// pgxpool's pool_* parameters. The driver's own parameters (any other
-// distlock_ parameter is an error) are:
+// keyword/value string, with pgxpool's pool_* parameters. It must name its
+// server, a host and a database (postgres://host/dbname, or host=...
+// dbname=...): a DSN that leaves either out, or has an empty entry in its
+// host list, is an error, rather than a connection to whatever PGHOST,
+// PGDATABASE or the local socket say. With distlock_libpq_env=true the
+// DSN may leave them to libpq's environment variables and defaults. The
+// other PG* environment variables (PGUSER, PGPASSWORD, PGSSLMODE...) are
+// defaults for what the DSN does not set, as in pgx. The driver's own
+// parameters (any other distlock_ parameter is an error) are:
 //
-//	distlock_table         the lease table: a name, or schema.name (default distlock_leases)
-//	distlock_create_table  false: never create the table, only check that it exists (default true)
+//	distlock_table            the lease table: a name, or schema.name (default distlock_leases)
+//	distlock_create_table     false: never create the table, only check that it exists (default true)
+//	distlock_request_timeout  the bound of each call, connecting included (default 5s, DefaultRequestTimeout)
+//	distlock_libpq_env        true: take the host and database the DSN leaves out from PGHOST,
+//	                          PGDATABASE and libpq's defaults (default false)
 //
 // The table name is letters, digits and '_', not starting with a digit, at
 // most 63 bytes with its schema; it is used as written, quoted, so it is
 // case-sensitive, and its schema must exist. lock.Open reports a malformed
 // DSN without contacting the server; no error and no String method shows a
 // password.
+//
+// Every call ends when the caller's context ends or the request timeout
+// runs out, whichever comes first, connecting included; a DSN without
+// connect_timeout connects under the request timeout. A call that ran out
+// of the request timeout fails with an error matching lock.ErrUnavailable.
+// Errors that retrying cannot fix match lock.ErrMisconfigured, so that
+// Acquire ends at once: SQLSTATE class 28 (a wrong password, an unknown
+// role, no pg_hba.conf entry), 3D000 (no such database), 3F000 (no such
+// schema), 42501 (a missing privilege), 42P01 (no lease table), and a
+// missing table with distlock_create_table=false. A connection's Close
+// cuts its calls in flight short and returns within a second;
+// lock.Client.Close first waits for its calls in flight.
 //
 // Tokens are as durable as the server's commits. On the connections of its
 // own pools the driver raises synchronous_commit to "on" where the server

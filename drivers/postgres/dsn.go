@@ -1,12 +1,15 @@
 package postgres
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -15,9 +18,12 @@ import (
 // pgx, and an unknown one is an error rather than a runtime parameter sent
 // to the server.
 const (
-	paramPrefix = "distlock_"
-	paramTable  = "distlock_table"
-	paramCreate = "distlock_create_table"
+	paramPrefix   = "distlock_"
+	paramTable    = "distlock_table"
+	paramCreate   = "distlock_create_table"
+	paramTimeout  = "distlock_request_timeout"
+	paramLibpqEnv = "distlock_libpq_env"
+	knownParams   = paramTable + ", " + paramCreate + ", " + paramTimeout + " and " + paramLibpqEnv
 )
 
 // dsn is a DSN split into the driver's parameters and the rest.
@@ -25,6 +31,8 @@ type dsn struct {
 	rest    string            // the DSN without the driver's parameters, for pgx
 	params  map[string]string // the driver's parameters, decoded
 	secrets []string          // passwords, as written and decoded, to keep out of errors
+	hosts   []string          // the host list the DSN names, if any
+	dbname  string            // the database it names, if any
 }
 
 // splitDSN removes the driver's parameters from s. It follows the syntax
@@ -58,6 +66,7 @@ func splitURL(s string) (dsn, error) {
 	// Hosts: netloc[:port], separated by commas; an IPv6 address is in
 	// brackets and may hold any character but ']'.
 	for {
+		host := rest
 		if strings.HasPrefix(rest, "[") {
 			end := strings.IndexByte(rest, ']')
 			if end < 0 {
@@ -69,6 +78,7 @@ func splitURL(s string) (dsn, error) {
 		} else {
 			rest = ""
 		}
+		d.hosts = append(d.hosts, uriDecodeLenient(host[:len(host)-len(rest)]))
 		if strings.HasPrefix(rest, ":") {
 			if i := strings.IndexAny(rest, "/?,"); i >= 0 {
 				rest = rest[i:]
@@ -80,6 +90,13 @@ func splitURL(s string) (dsn, error) {
 			break
 		}
 		rest = rest[1:]
+	}
+	if path, ok := strings.CutPrefix(rest, "/"); ok {
+		path, _, _ = strings.Cut(path, "?")
+		d.dbname = uriDecodeLenient(path)
+	}
+	if len(d.hosts) == 1 && d.hosts[0] == "" {
+		d.hosts = nil // postgres:///db: no host at all
 	}
 	q := strings.IndexByte(rest, '?')
 	if q < 0 {
@@ -101,6 +118,8 @@ func splitURL(s string) (dsn, error) {
 			continue
 		case key == "password" || key == "sslpassword":
 			d.addSecret(rawValue, uriDecodeLenient(rawValue))
+		default:
+			d.noteServer(key, uriDecodeLenient(rawValue))
 		}
 		kept = append(kept, pair)
 	}
@@ -161,6 +180,8 @@ func splitKeywordValue(s string) (dsn, error) {
 			continue
 		case key == "password" || key == "sslpassword":
 			d.addSecret(raw, value)
+		default:
+			d.noteServer(key, value)
 		}
 		kept = append(kept, pair)
 	}
@@ -218,6 +239,35 @@ func uriDecodeLenient(s string) string {
 	return s
 }
 
+// noteServer notes the host list or the database that the parameter
+// key=value names, if it names one. The last one given counts, as in pgx.
+func (d *dsn) noteServer(key, value string) {
+	switch key {
+	case "host":
+		d.hosts = nil
+		if strings.TrimSpace(value) != "" {
+			d.hosts = strings.Split(value, ",")
+		}
+	case "dbname", "database":
+		d.dbname = value
+	}
+}
+
+// namesServer checks that the DSN names its server: a host (each of its
+// hosts, in a list) and a database. Else pgx would take them from PGHOST
+// and PGDATABASE, or connect to the local socket.
+func (d *dsn) namesServer() error {
+	switch {
+	case len(d.hosts) == 0:
+		return errors.New("it names no host")
+	case slices.ContainsFunc(d.hosts, func(h string) bool { return strings.TrimSpace(h) == "" }):
+		return errors.New("its host list has an empty entry")
+	case d.dbname == "":
+		return errors.New("it names no database")
+	}
+	return nil
+}
+
 func (d *dsn) addSecret(secrets ...string) {
 	for _, s := range secrets {
 		if s != "" && !slices.Contains(d.secrets, s) {
@@ -249,7 +299,10 @@ func parseDSN(s string) (settings, error) {
 	if err != nil {
 		return settings{}, fmt.Errorf("invalid DSN: %w", err)
 	}
-	var cfg Config
+	var (
+		cfg      Config
+		libpqEnv bool
+	)
 	for k, v := range d.params {
 		switch k {
 		case paramTable:
@@ -260,16 +313,29 @@ func parseDSN(s string) (settings, error) {
 		case paramCreate:
 			create, err := strconv.ParseBool(v)
 			if err != nil {
-				return settings{}, fmt.Errorf("invalid DSN: %s=%q is not true or false", paramCreate, v)
+				return settings{}, fmt.Errorf("invalid DSN: %s=%q is not true or false", paramCreate, truncate(v, 32))
 			}
 			cfg.NoCreate = !create
+		case paramTimeout:
+			t, err := time.ParseDuration(v)
+			if err != nil || t <= 0 {
+				return settings{}, fmt.Errorf("invalid DSN: %s=%q is not a positive duration, such as 2s or 500ms", paramTimeout, truncate(v, 32))
+			}
+			cfg.RequestTimeout = t
+		case paramLibpqEnv:
+			if libpqEnv, err = strconv.ParseBool(v); err != nil {
+				return settings{}, fmt.Errorf("invalid DSN: %s=%q is not true or false", paramLibpqEnv, truncate(v, 32))
+			}
 		default:
-			return settings{}, fmt.Errorf("invalid DSN: unknown parameter %q (the driver knows %s and %s)",
-				truncate(k, 64), paramTable, paramCreate)
+			return settings{}, fmt.Errorf("invalid DSN: unknown parameter %q (the driver knows %s)", truncate(k, 64), knownParams)
 		}
 	}
 	if _, err := newTable(cfg.Table); err != nil {
 		return settings{}, fmt.Errorf("invalid DSN: %s: %w", paramTable, err)
+	}
+	if err := d.namesServer(); err != nil && !libpqEnv {
+		return settings{}, fmt.Errorf("invalid DSN: %w: write postgres://host/dbname or host=... dbname=..., "+
+			"or add %s=true to take what it leaves out from PGHOST, PGDATABASE and libpq's defaults", err, paramLibpqEnv)
 	}
 	pc, err := pgxpool.ParseConfig(d.rest)
 	if err != nil {
@@ -278,8 +344,18 @@ func parseDSN(s string) (settings, error) {
 		// message only, with every password we know of taken out.
 		return settings{}, errors.New("invalid DSN: " + d.redact(err.Error()))
 	}
+	timeout := cfg.requestTimeout()
+	if pc.ConnConfig.ConnectTimeout == 0 {
+		// Pool connections are made in the background, whoever waits for
+		// them: this bounds them where connect_timeout does not.
+		pc.ConnConfig.ConnectTimeout = timeout
+	}
 	if !setsRuntimeParam(pc, "synchronous_commit") {
-		pc.AfterConnect = raiseSynchronousCommit
+		pc.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
+			ctx, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
+			return raiseSynchronousCommit(ctx, conn)
+		}
 	}
 	return settings{pool: pc, config: cfg}, nil
 }

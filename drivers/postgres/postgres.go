@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/distlock/lock"
 	"github.com/distlock/lock/driver"
@@ -48,6 +49,23 @@ type Config struct {
 	// NoCreate leaves the schema alone: the driver only checks that the
 	// table exists, and never creates it.
 	NoCreate bool
+
+	// RequestTimeout bounds each call of the driver (an acquisition, a
+	// release, a connection with its check of the table...), connecting
+	// included, as well as the caller's context does. Zero means
+	// [DefaultRequestTimeout].
+	RequestTimeout time.Duration
+}
+
+// DefaultRequestTimeout is the request timeout when the DSN or [Config]
+// sets none.
+const DefaultRequestTimeout = 5 * time.Second
+
+func (c Config) requestTimeout() time.Duration {
+	if c.RequestTimeout <= 0 {
+		return DefaultRequestTimeout
+	}
+	return c.RequestTimeout
 }
 
 // New returns a connector that uses pool, which the caller keeps and
@@ -70,6 +88,7 @@ type Connector struct {
 	poolCfg *pgxpool.Config // from a DSN: each connection gets a pool of its own
 	t       *table
 	create  bool
+	timeout time.Duration // the request timeout
 }
 
 var _ driver.Connector = (*Connector)(nil)
@@ -79,11 +98,13 @@ func newConnector(pool *pgxpool.Pool, poolCfg *pgxpool.Config, cfg Config) (*Con
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	return &Connector{pool: pool, poolCfg: poolCfg, t: t, create: !cfg.NoCreate}, nil
+	return &Connector{pool: pool, poolCfg: poolCfg, t: t, create: !cfg.NoCreate, timeout: cfg.requestTimeout()}, nil
 }
 
 // Connect returns a connection, making sure the lease table exists first.
 func (c *Connector) Connect(ctx context.Context) (driver.Conn, error) {
+	ctx, cancel := context.WithTimeoutCause(ctx, c.timeout, errTimedOut)
+	defer cancel()
 	pool, owned := c.pool, false
 	if pool == nil {
 		var err error
@@ -97,9 +118,9 @@ func (c *Connector) Connect(ctx context.Context) (driver.Conn, error) {
 		if owned {
 			pool.Close()
 		}
-		return nil, err
+		return nil, failure(ctx, err, c.timeout)
 	}
-	return newConn(pool, owned, c.t), nil
+	return newConn(pool, owned, c.t, c.timeout), nil
 }
 
 // String describes the connector without its password: server (with the

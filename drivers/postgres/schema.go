@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/distlock/lock/driver"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/distlock/lock/internal/pgtable"
@@ -134,9 +135,10 @@ func (t *table) ensure(ctx context.Context, db pgtable.Querier, create bool) err
 	err := pgtable.Ensure(ctx, db, t.ident, stmt)
 	switch {
 	case errors.Is(err, pgtable.ErrMissing):
-		return fmt.Errorf("postgres: table %s does not exist, and the driver was told not to create it (%s=false)", t.name, paramCreate)
+		return fmt.Errorf("%w: table %s does not exist, and the driver was told not to create it (%s=false)",
+			driver.ErrMisconfigured, t.name, paramCreate)
 	case err != nil:
-		return fmt.Errorf("postgres: table %s: %w", t.name, err)
+		return fmt.Errorf("table %s: %w", t.name, err)
 	}
 	return nil
 }

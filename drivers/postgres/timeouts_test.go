@@ -1,0 +1,233 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/distlock/lock"
+	"github.com/distlock/lock/drivers/postgres"
+)
+
+// slack is how late a call may end after its bound on a busy machine.
+const slack = 500 * time.Millisecond
+
+// A server that accepts connections and never answers ends TryAcquire
+// within the request timeout, the default one or the DSN's, or within a
+// shorter connect_timeout, with an error matching ErrUnavailable; Close is
+// quick afterwards.
+func TestTryAcquire_silentServerEndsWithinRequestTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		params  []string
+		timeout time.Duration
+	}{
+		{"default", nil, postgres.DefaultRequestTimeout},
+		{"fromDSN", []string{"distlock_request_timeout", "1500ms"}, 1500 * time.Millisecond},
+		{"connectTimeout", []string{"connect_timeout", "1"}, time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dsn := withParams("postgres://u@"+silentServer(t)+"/db", tc.params...)
+			c, err := lock.Open("postgres", dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			l, err := c.TryAcquire(context.Background(), "silent")
+			took := time.Since(start)
+			t.Logf("TryAcquire took %v: %v", took, err)
+			if err == nil {
+				l.Release(context.Background())
+				t.Fatal("TryAcquire succeeded on a silent server")
+			}
+			if !errors.Is(err, lock.ErrUnavailable) {
+				t.Errorf("error %v does not match ErrUnavailable", err)
+			}
+			if took < tc.timeout-100*time.Millisecond || took > tc.timeout+slack {
+				t.Errorf("TryAcquire took %v, want about the request timeout, %v", took, tc.timeout)
+			}
+			start = time.Now()
+			c.Close()
+			if took := time.Since(start); took > slack {
+				t.Errorf("Close took %v", took)
+			}
+		})
+	}
+}
+
+// A caller's deadline shorter than the request timeout is kept, to 100ms,
+// on a server that never answers.
+func TestTryAcquire_silentServerKeepsCallerDeadline(t *testing.T) {
+	t.Parallel()
+	c := open(t, "postgres://u@"+silentServer(t)+"/db")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err := c.TryAcquire(ctx, "silent")
+	took := time.Since(start)
+	t.Logf("TryAcquire took %v: %v", took, err)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("error %v does not match context.DeadlineExceeded", err)
+	}
+	if took > 3*time.Second+100*time.Millisecond {
+		t.Errorf("TryAcquire took %v, over its deadline of 3s", took)
+	}
+}
+
+// Close waits for a call in flight on a server that stopped answering,
+// while it connects or after, and that call ends within the request
+// timeout (and, after a statement was sent, the core's release of what it
+// may have taken, under the request timeout too).
+func TestClose_callInFlight(t *testing.T) {
+	const timeout = time.Second
+	for _, tc := range []struct {
+		name   string
+		server func(t *testing.T) (dsn string, stall func()) // stall is nil for a server that never answered
+		bound  time.Duration                                 // of the call in flight
+	}{
+		{"silentServer", func(t *testing.T) (string, func()) {
+			return "postgres://u@" + silentServer(t) + "/db", nil
+		}, timeout},
+		{"stalledServer", func(t *testing.T) (string, func()) {
+			dsn := server(t)
+			p := newStallProxy(t, hostOf(t, dsn))
+			return withParams(strings.Replace(dsn, hostOf(t, dsn), p.addr, 1), "distlock_table", freshTable(t, dsn)), p.stall
+		}, 2 * timeout},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dsn, stall := tc.server(t)
+			c, err := lock.Open("postgres", withParams(dsn, "distlock_request_timeout", timeout.String()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if stall != nil {
+				if err := c.Ping(ctxFor(t, 10*time.Second)); err != nil {
+					t.Fatal(err)
+				}
+				stall()
+			}
+			done := make(chan error, 1)
+			start := time.Now()
+			go func() {
+				_, err := c.TryAcquire(context.Background(), "inflight")
+				done <- err
+			}()
+			time.Sleep(200 * time.Millisecond)
+			closing := time.Now()
+			c.Close()
+			took := time.Since(closing)
+			t.Logf("Close took %v, with a call in flight", took)
+			if bound := tc.bound - closing.Sub(start) + time.Second + slack; took > bound {
+				t.Errorf("Close took %v, over %v", took, bound)
+			}
+			if err := <-done; err == nil {
+				t.Error("TryAcquire succeeded on a server that does not answer")
+			}
+		})
+	}
+}
+
+// The driver's Close cuts a call in flight short, on a connection whose
+// server stopped answering, and returns within a second.
+func TestConnClose_callInFlight(t *testing.T) {
+	dsn := server(t)
+	p := newStallProxy(t, hostOf(t, dsn))
+	pdsn := withParams(strings.Replace(dsn, hostOf(t, dsn), p.addr, 1), "distlock_table", freshTable(t, dsn))
+	connector, err := postgres.Driver{}.OpenConnector(pdsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxFor(t, 10*time.Second)
+	cn, err := connector.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cn.Acquire(ctx, "inflight/"+randomHex(4), "v1", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	p.stall()
+	done := make(chan error, 1)
+	go func() {
+		_, err := cn.Acquire(context.Background(), "inflight/"+randomHex(4), "v2", time.Minute)
+		done <- err
+	}()
+	time.Sleep(200 * time.Millisecond)
+	closed := make(chan time.Duration, 1)
+	go func() {
+		start := time.Now()
+		cn.Close()
+		closed <- time.Since(start)
+	}()
+	select {
+	case took := <-closed:
+		t.Logf("Close took %v, with a call in flight", took)
+		if took > time.Second+slack {
+			t.Errorf("Close took %v, over a second", took)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close has not returned after 10s")
+	}
+	if err := <-done; err == nil {
+		t.Error("the call in flight succeeded")
+	}
+}
+
+// A statement sent to a server that stopped answering ends within the
+// request timeout, with an error matching ErrUnavailable.
+func TestTryAcquire_stalledServerEndsWithinRequestTimeout(t *testing.T) {
+	dsn := server(t)
+	p := newStallProxy(t, hostOf(t, dsn))
+	const timeout = time.Second
+	c := open(t, withParams(strings.Replace(dsn, hostOf(t, dsn), p.addr, 1),
+		"distlock_table", freshTable(t, dsn), "distlock_request_timeout", timeout.String()))
+	ctx := ctxFor(t, 10*time.Second)
+	l, err := c.TryAcquire(ctx, "stalled/"+randomHex(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Release(ctx)
+	p.stall()
+	start := time.Now()
+	_, err = c.TryAcquire(context.Background(), "stalled/"+randomHex(4))
+	took := time.Since(start)
+	t.Logf("TryAcquire took %v: %v", took, err)
+	if !errors.Is(err, lock.ErrUnavailable) {
+		t.Errorf("error %v does not match ErrUnavailable", err)
+	}
+	// The core's release of what the attempt may have taken has a bound
+	// of its own, of 2s.
+	if took > timeout+2*time.Second+slack {
+		t.Errorf("TryAcquire took %v, over the request timeout of %v and the cleanup's 2s", took, timeout)
+	}
+}
+
+// A caller's deadline shorter than the request timeout is kept, to 100ms,
+// on a connected client whose server stopped answering, when no statement
+// left the client: the pool pings its connection (idle for more than a
+// second) before using it, the ping gets no answer, and the core's release
+// of what the attempt might have taken is answered at once.
+func TestTryAcquire_stalledServerKeepsCallerDeadline(t *testing.T) {
+	dsn := server(t)
+	p := newStallProxy(t, hostOf(t, dsn))
+	c := open(t, withParams(strings.Replace(dsn, hostOf(t, dsn), p.addr, 1), "distlock_table", freshTable(t, dsn)))
+	if err := c.Ping(ctxFor(t, 10*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	p.stall()
+	time.Sleep(1100 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err := c.TryAcquire(ctx, "stalled")
+	took := time.Since(start)
+	t.Logf("TryAcquire took %v: %v", took, err)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("error %v does not match context.DeadlineExceeded", err)
+	}
+	if took > 3*time.Second+100*time.Millisecond {
+		t.Errorf("TryAcquire took %v, over its deadline of 3s", took)
+	}
+}
