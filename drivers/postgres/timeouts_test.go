@@ -3,6 +3,8 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -229,5 +231,43 @@ func TestTryAcquire_stalledServerKeepsCallerDeadline(t *testing.T) {
 	}
 	if took > 3*time.Second+100*time.Millisecond {
 		t.Errorf("TryAcquire took %v, over its deadline of 3s", took)
+	}
+}
+
+// Do's function is cancelled at the lock's ValidUntil when the server
+// stops answering while it runs, whatever the extensions and the release
+// do against the stalled server.
+func TestDo_stalledServerCancelsAtValidUntil(t *testing.T) {
+	runs := 1
+	if n, err := strconv.Atoi(os.Getenv("DISTLOCK_DO_LAG_RUNS")); err == nil {
+		runs = n // a measurement, for the figures in DESIGN.md
+	}
+	var worst time.Duration
+	for range runs {
+		dsn := server(t)
+		p := newStallProxy(t, hostOf(t, dsn))
+		c, err := lock.Open("postgres", withParams(strings.Replace(dsn, hostOf(t, dsn), p.addr, 1),
+			"distlock_table", freshTable(t, dsn), "distlock_request_timeout", "500ms"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+		var lag time.Duration
+		err = c.Do(ctx, "do", func(ctx context.Context) error {
+			p.stall()
+			<-ctx.Done()
+			lag = time.Since(lock.FromContext(ctx).ValidUntil())
+			return nil
+		}, lock.WithTTL(time.Second))
+		cancel()
+		if !errors.Is(err, lock.ErrLost) {
+			t.Errorf("Do = %v, want ErrLost", err)
+		}
+		c.Close()
+		worst = max(worst, lag)
+	}
+	t.Logf("fn's context cancelled at most %v after ValidUntil over %d runs", worst, runs)
+	if worst > 25*time.Millisecond {
+		t.Errorf("fn's context cancelled %v after ValidUntil; want at most 25ms", worst)
 	}
 }
