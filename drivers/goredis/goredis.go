@@ -15,6 +15,11 @@
 // on a rediss:// URL ca_file names a PEM file of the CAs that sign the
 // server's certificate (default: the system's).
 //
+// A node that refuses the URL's credentials, or that speaks TLS where the
+// URL does not (or the other way round), fails an acquisition at once with
+// an error matching lock.ErrMisconfigured. A password alone is sent as
+// user default's, which a server without a password accepts.
+//
 // Clients built from a DSN respect context deadlines (so that the per-node
 // timeout bounds every request) and make no retries of their own (the
 // algorithm makes exactly one attempt per node per round), unless the URL
@@ -24,6 +29,7 @@ package goredis
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -35,6 +41,7 @@ import (
 
 	"github.com/distlock/lock"
 	"github.com/distlock/lock/driver"
+	"github.com/distlock/lock/drivers/internal/redisdial"
 	"github.com/distlock/lock/drivers/internal/tlsfile"
 	"github.com/distlock/lock/drivers/redlock"
 )
@@ -93,9 +100,7 @@ func clientOptions(raw string) (*redis.Options, error) {
 	if !q.Has("dialer_retries") {
 		o.DialerRetries = 1
 	}
-	if o.TLSConfig == nil {
-		o.Dialer = plainDialer(o)
-	}
+	o.Dialer = dialer(o)
 	return o, nil
 }
 
@@ -128,25 +133,40 @@ func query(raw string) url.Values {
 	return u.Query()
 }
 
-// plainDialer dials TCP connections that hide their file descriptor from
-// go-redis, which then skips the liveness probe it runs at every pool Get
-// (a recvfrom system call and three allocations per command, as it already
-// does for TLS connections). A connection that died while idle then fails
-// its next command: one node's error in one round, which the quorum
-// absorbs and the next attempt does not see.
-func plainDialer(o *redis.Options) func(ctx context.Context, network, addr string) (net.Conn, error) {
+// dialer dials the node's connections, with TLS if o says so, under the
+// dial's context (go-redis's own TLS dialer does not follow it), and
+// watches each until its first reply for a TLS mismatch (see
+// redisdial.WatchFirstReply). Its plain connections hide their file descriptor
+// from go-redis, which then skips the liveness probe it runs at every pool
+// Get (a recvfrom system call and three allocations per command, as it
+// already does for TLS connections). A connection that died while idle
+// then fails its next command: one node's error in one round, which the
+// quorum absorbs and the next attempt does not see.
+func dialer(o *redis.Options) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	d := &net.Dialer{Timeout: o.DialTimeout, KeepAlive: 5 * time.Minute}
+	cfg := o.TLSConfig
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := d.DialContext(ctx, network, addr)
 		if err != nil {
 			return nil, err
 		}
-		return opaqueConn{c}, nil
+		w := redisdial.WatchFirstReply(c, addr, cfg != nil)
+		if cfg == nil {
+			return w, nil
+		}
+		conf := cfg
+		if conf.ServerName == "" && !conf.InsecureSkipVerify {
+			conf = conf.Clone()
+			conf.ServerName, _, _ = net.SplitHostPort(addr)
+		}
+		tc := tls.Client(w, conf)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			c.Close()
+			return nil, err
+		}
+		return tc, nil
 	}
 }
-
-// opaqueConn is a net.Conn without the SyscallConn method.
-type opaqueConn struct{ net.Conn }
 
 // New returns a connector over existing clients, one per independent
 // master; pass it to lock.OpenConnector. The clients are not closed when

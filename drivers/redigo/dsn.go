@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/distlock/lock/drivers/internal/redisdial"
 	"github.com/distlock/lock/drivers/internal/tlsfile"
 	"github.com/gomodule/redigo/redis"
 )
@@ -51,8 +52,9 @@ var dbPath = regexp.MustCompile(`^/(\d*)$`)
 // settings. Its URL may hold a password: it goes to redigo only, never into
 // an error or a name.
 type endpoint struct {
-	url  string
-	addr string // host:port, as redigo dials it: the node's name
+	url     string
+	addr    string // host:port, as redigo dials it: the node's name
+	overTLS bool   // rediss://
 
 	dialTimeout  time.Duration
 	writeTimeout time.Duration
@@ -91,6 +93,7 @@ func parseURL(i int, raw string) (*endpoint, error) {
 	e := &endpoint{
 		url:         raw,
 		addr:        net.JoinHostPort(host, port),
+		overTLS:     u.Scheme == "rediss",
 		dialTimeout: defaultDialTimeout,
 		maxIdle:     10 * runtime.GOMAXPROCS(0),
 		idleTimeout: defaultIdleTimeout,
@@ -232,6 +235,7 @@ func (e *endpoint) dial(ctx context.Context, read, write time.Duration) (redis.C
 	opts := make([]redis.DialOption, 0, len(e.opts)+3)
 	opts = append(opts, e.opts...)
 	opts = append(opts,
+		redis.DialContextFunc(e.dialTCP),
 		redis.DialTLSHandshakeTimeout(left),
 		redis.DialReadTimeout(read),
 		redis.DialWriteTimeout(write),
@@ -241,6 +245,17 @@ func (e *endpoint) dial(ctx context.Context, read, write time.Duration) (redis.C
 		return nil, e.scrub(err)
 	}
 	return c, nil
+}
+
+// dialTCP dials the TCP connection under a connection to e, and watches
+// it until its first reply for a TLS mismatch (see redisdial.WatchFirstReply).
+func (e *endpoint) dialTCP(ctx context.Context, network, addr string) (net.Conn, error) {
+	d := net.Dialer{KeepAlive: 5 * time.Minute} // redigo's default; ctx bounds the dial
+	c, err := d.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	return redisdial.WatchFirstReply(c, addr, e.overTLS), nil
 }
 
 // scrub makes sure that an error does not repeat e's URL, which may hold

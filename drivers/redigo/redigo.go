@@ -38,6 +38,11 @@
 // release listen on one connection per node, dialed for the purpose and
 // not pooled.
 //
+// A node that refuses the URL's credentials (a password where the server
+// has none included), or that speaks TLS where the URL does not (or the
+// other way round), fails an acquisition at once with an error matching
+// lock.ErrMisconfigured.
+//
 // [New] takes pools you built.
 package redigo
 

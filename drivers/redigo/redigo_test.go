@@ -13,3 +13,11 @@ func TestConformance(t *testing.T) { redistest.Conformance(t, "redigo", redigo.D
 
 // TestMeasureHung is a measurement, run when redistest.MeasureEnv is set.
 func TestMeasureHung(t *testing.T) { redistest.MeasureHung(t, "redigo") }
+
+func TestAcquire_misconfiguredEndsAtOnce(t *testing.T) { redistest.MisconfiguredEndsAtOnce(t, "redigo") }
+
+func TestAcquire_refusedEverywhereEndsAfterMaxUnavailable(t *testing.T) {
+	redistest.RefusedEverywhereEndsAfterMaxUnavailable(t, "redigo")
+}
+
+func TestTryAcquire_hungMajorityFailsFast(t *testing.T) { redistest.HungMajorityFailsFast(t, "redigo") }

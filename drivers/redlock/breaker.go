@@ -33,6 +33,10 @@ func silence(e *rttEstimate, timeout time.Duration) time.Duration {
 // hung.
 var errNodeHung = errors.New("not asked: it stopped answering (one request at a time probes it)")
 
+// errPresumedHung is the error of a node that a round did not wait for:
+// its breaker is open, and it did not answer within the round's patience.
+var errPresumedHung = errors.New("not waited for: it stopped answering (its probe goes on)")
+
 // A breaker keeps the requests to a hung node from piling up, each on a
 // goroutine that waits out the timeout:
 //   - while a node that has requests out has been silent (see silence),
@@ -58,7 +62,7 @@ type breaker struct {
 // the epoch), when a silence of silent makes it suspect, and whether it is
 // the probe of an open breaker (to be passed to done).
 func (b *breaker) admit(now int64, silent time.Duration) (ok, probe bool) {
-	if b.timeouts.Load() >= breakAfter {
+	if b.open() {
 		if !b.probing.CompareAndSwap(false, true) {
 			return false, false
 		}
@@ -75,6 +79,9 @@ func (b *breaker) admit(now int64, silent time.Duration) (ok, probe bool) {
 	}
 	return true, probe
 }
+
+// open reports whether the breaker is open: the node is presumed hung.
+func (b *breaker) open() bool { return b.timeouts.Load() >= breakAfter }
 
 // timedOut reports whether err, of a request sent under nctx, is the
 // request running out of time (see IsTimeout) rather than the round or its

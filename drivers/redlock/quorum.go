@@ -2,10 +2,16 @@ package redlock
 
 import (
 	"context"
+	"crypto/tls"
+	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
+
+	"github.com/distlock/lock/driver"
 )
 
 // verdict is the outcome of one round of requests to the nodes.
@@ -78,7 +84,9 @@ type round struct {
 	allEnded  chan struct{}
 	undone    []chan struct{} // for a failure: closed, by node, once the node's undo is done (or needed none)
 
-	got     int // replies tallied
+	got     int         // replies tallied
+	tallied uint64      // bit i: node i's reply is tallied
+	giveUp  *time.Timer // set by tally once the verdict hangs on nodes presumed hung
 	yes, no int
 	yesSet  uint64 // bit i: node i said yes
 	max     int64  // the largest val among yes replies
@@ -183,7 +191,7 @@ func (rd *round) async(i int) {
 	rd.done <- i
 	if rd.decided != nil {
 		<-rd.decided
-		if rd.failing.Load() && (rep.yes || rep.err != nil) && !rep.unasked {
+		if rd.failing.Load() && rep.mayHaveTakenEffect() {
 			rd.undoOn(i)
 		}
 		if rd.undone != nil {
@@ -244,6 +252,21 @@ func (rd *round) waitUndone(ctx context.Context, i int) {
 	}
 }
 
+// mayHaveTakenEffect reports whether the request may have changed its
+// node: it was answered yes, or it failed in a way that does not prove
+// that the node never ran it (see neverRan).
+func (rep reply) mayHaveTakenEffect() bool {
+	return rep.yes || rep.err != nil && !rep.unasked && !neverRan(rep.err)
+}
+
+// neverRan reports whether err, a node's failure, proves that the node did
+// not run the request: the connection was refused, or the node refused the
+// client as misconfigured (see misconfigured). Undoing such a request is a
+// request for nothing.
+func neverRan(err error) bool {
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, driver.ErrMisconfigured)
+}
+
 // next waits for the next node's reply and returns it, with the node's
 // index; a failed node's error joins the round's errors.
 func (rd *round) next() (int, reply) {
@@ -251,7 +274,13 @@ func (rd *round) next() (int, reply) {
 	if !rd.sync {
 		i = <-rd.done
 	}
+	return rd.take(i)
+}
+
+// take tallies the reply of node i.
+func (rd *round) take(i int) (int, reply) {
 	rd.got++
+	rd.tallied |= 1 << i
 	rep := rd.results[i]
 	if rep.err != nil {
 		rd.errs = append(rd.errs, rep.err)
@@ -259,16 +288,72 @@ func (rd *round) next() (int, reply) {
 	return i, rep
 }
 
+// nextOrGiveUp is next, unless the verdict hangs on nodes presumed hung
+// (see hangsOnHung): then it waits for the next reply for the round's
+// patience at most (see Redlock.patience), and reports false if none came.
+func (rd *round) nextOrGiveUp(lose int) (int, reply, bool) {
+	if rd.sync || !rd.hangsOnHung(lose) {
+		i, rep := rd.next()
+		return i, rep, true
+	}
+	if rd.giveUp == nil {
+		rd.giveUp = time.NewTimer(rd.r.patience(rd.ttl))
+	}
+	select {
+	case i := <-rd.done:
+		i, rep := rd.take(i)
+		return i, rep, true
+	case <-rd.giveUp.C:
+		return 0, reply{}, false
+	}
+}
+
+// hangsOnHung reports whether the round's verdict hangs on nodes whose
+// breakers are open (presumed hung): without their replies, neither a
+// quorum of yes nor one of no can be reached.
+func (rd *round) hangsOnHung(lose int) bool {
+	hung := 0
+	for i := range rd.n {
+		if rd.tallied&(1<<i) == 0 && rd.r.breakers[i].open() {
+			hung++
+		}
+	}
+	reach := rd.n - rd.got - hung
+	return hung > 0 && rd.yes+reach < rd.quorum && rd.no+reach < lose
+}
+
+// presumeHung adds the errors of the nodes presumed hung whose replies the
+// round did not wait for.
+func (rd *round) presumeHung() {
+	for i, n := range rd.nodes {
+		if rd.tallied&(1<<i) == 0 && rd.r.breakers[i].open() {
+			rd.errs = append(rd.errs, &NodeError{Node: n.String(), Err: errPresumedHung})
+		}
+	}
+}
+
 // tally reads replies until the outcome is decided, or until every node
-// has answered.
+// has answered. A verdict that hangs on nodes presumed hung (their
+// breakers are open) waits for them no longer than the round's patience:
+// then the round fails, and its probes of those nodes go on without it,
+// so that a node that answers late still closes its breaker.
 func (rd *round) tally() verdict {
 	if rd.short {
 		rd.got, rd.no = 1, 1
 		return refused
 	}
+	defer func() {
+		if rd.giveUp != nil {
+			rd.giveUp.Stop()
+		}
+	}()
 	lose := rd.n - rd.quorum + 1 // no's that make a quorum of yes impossible
 	for rd.got < rd.n {
-		i, rep := rd.next()
+		i, rep, ok := rd.nextOrGiveUp(lose)
+		if !ok {
+			rd.presumeHung()
+			return failed
+		}
 		switch {
 		case rep.err != nil: // next keeps the error
 		case rep.yes:
@@ -296,7 +381,7 @@ func (rd *round) finish(failure bool) {
 	switch {
 	case rd.short: // nothing was taken
 	case rd.sync:
-		if rep := rd.results[0]; failure && rd.undo && (rep.yes || rep.err != nil) && !rep.unasked {
+		if rep := rd.results[0]; failure && rd.undo && rep.mayHaveTakenEffect() {
 			// The node's request has ended: the undo cannot overtake
 			// it, and the caller need not wait for it.
 			go rd.undoOn(0)
@@ -321,9 +406,51 @@ type NodeError struct {
 func (e *NodeError) Error() string { return e.Node + ": " + e.Err.Error() }
 func (e *NodeError) Unwrap() error { return e.Err }
 
+// Is reports whether the node's failure is a misconfiguration (see
+// misconfigured), for target [driver.ErrMisconfigured]: so a
+// [QuorumError] matches it if one of its nodes failed that way.
+func (e *NodeError) Is(target error) bool {
+	return target == driver.ErrMisconfigured && misconfigured(e.Err)
+}
+
+// refusals are the beginnings of the replies with which Redis refuses a
+// client's credentials or rights: a wrong user or password (WRONGPASS; ERR
+// invalid password before Redis 6), none where one is required (NOAUTH),
+// one where none is set (ERR AUTH ... called without any password
+// configured; ERR Client sent AUTH before Redis 6), a user without the
+// rights to the commands or keys (NOPERM).
+var refusals = []string{"WRONGPASS", "NOAUTH", "NOPERM", "ERR AUTH ", "ERR invalid password", "ERR Client sent AUTH"}
+
+// misconfigured reports whether err, a node's failure, is one that
+// retrying cannot fix: the node refused the credentials or rights (see
+// refusals), a host name does not resolve, or the TLS handshake failed on
+// a certificate or on a protocol mismatch. The Redis drivers mark
+// mismatches that they recognize themselves with driver.ErrMisconfigured.
+func misconfigured(err error) bool {
+	var (
+		dns    *net.DNSError
+		verify *tls.CertificateVerificationError
+		header tls.RecordHeaderError
+		alert  tls.AlertError
+	)
+	switch {
+	case errors.As(err, &dns):
+		return dns.IsNotFound
+	case errors.As(err, &verify), errors.As(err, &header), errors.As(err, &alert):
+		return true
+	}
+	msg := err.Error()
+	for _, r := range refusals {
+		if strings.HasPrefix(msg, r) {
+			return true
+		}
+	}
+	return false
+}
+
 // QuorumError reports a round that could not reach a quorum, either way,
-// because too many nodes were unavailable: it is never a sign that someone
-// else holds the key. Errs holds the failed nodes' errors (of type
+// because too many nodes failed or did not answer: it is never a sign that
+// someone else holds the key. Errs holds the failed nodes' errors (of type
 // *NodeError), reachable through errors.Is and errors.As.
 type QuorumError struct {
 	Op     string // "acquire", "fence", "extend", "release"
@@ -336,8 +463,12 @@ type QuorumError struct {
 
 func (e *QuorumError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "redlock %s: nodes unavailable: %d of %d nodes failed, %d agreed, %d refused (a quorum is %d)",
-		e.Op, len(e.Errs), e.Nodes, e.Yes, e.No, e.Quorum)
+	what := "unavailable"
+	if errors.Is(e, driver.ErrMisconfigured) {
+		what = "misconfigured"
+	}
+	fmt.Fprintf(&b, "redlock %s: nodes %s: %d of %d nodes failed, %d agreed, %d refused (a quorum is %d)",
+		e.Op, what, len(e.Errs), e.Nodes, e.Yes, e.No, e.Quorum)
 	for _, err := range e.Errs {
 		b.WriteString("; ")
 		b.WriteString(err.Error())
@@ -347,3 +478,9 @@ func (e *QuorumError) Error() string {
 
 // Unwrap returns the nodes' errors.
 func (e *QuorumError) Unwrap() []error { return e.Errs }
+
+// Is reports whether target is [driver.ErrUnavailable], which every
+// QuorumError matches. One whose nodes refused the client's credentials,
+// TLS settings or host names matches [driver.ErrMisconfigured] as well,
+// through their errors.
+func (e *QuorumError) Is(target error) bool { return target == driver.ErrUnavailable }

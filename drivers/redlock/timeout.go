@@ -74,6 +74,21 @@ func (e *rttEstimate) timeout() time.Duration {
 // verdict, so a long timeout for one node delays nothing while the others
 // answer.
 func (r *Redlock) roundTimeout(ttl time.Duration) time.Duration {
+	return r.timeout(ttl, true)
+}
+
+// patience is how long a round waits for nodes presumed hung (their
+// breakers are open) when its verdict hangs on them: its timeout without
+// the backoff (see roundTimeout). Their probes still get the whole
+// timeout, so that a node that slowed down can answer and close its
+// breaker, but a majority that hangs fails a round about as fast as it
+// would on its first timeout, without the doublings.
+func (r *Redlock) patience(ttl time.Duration) time.Duration {
+	return r.timeout(ttl, false)
+}
+
+// timeout is roundTimeout, with or without the backoff.
+func (r *Redlock) timeout(ttl time.Duration, backoff bool) time.Duration {
 	if r.cfg.nodeTimeout > 0 {
 		return r.cfg.nodeTimeout
 	}
@@ -85,7 +100,11 @@ func (r *Redlock) roundTimeout(ttl time.Duration) time.Duration {
 	for i := range r.rtt {
 		e := &r.rtt[i]
 		if est := e.timeout(); est > 0 {
-			t = max(t, max(est, DefaultNodeTimeout)<<e.backoff.Load())
+			est = max(est, DefaultNodeTimeout)
+			if backoff {
+				est <<= e.backoff.Load()
+			}
+			t = max(t, est)
 		}
 	}
 	if t == 0 {
