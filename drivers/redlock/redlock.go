@@ -254,7 +254,7 @@ func (r *Redlock) Acquire(ctx context.Context, key, value string, ttl time.Durat
 	ch, heard, from, fresh, watched := r.subs.announcements(key)
 	switch {
 	case len(r.nodes) == 1:
-	case fresh && r.healthy(from):
+	case fresh && r.healthy(from) && !r.degraded():
 		// Woken by a release: the client's rivals likely were too. Asked
 		// at once, the nodes would split their votes among them, often so
 		// that none wins; asked through the node that announced the
@@ -262,7 +262,7 @@ func (r *Redlock) Acquire(ctx context.Context, key, value string, ttl time.Durat
 		// the same node), the one it grants goes on to the others and the
 		// rest stop there.
 		rd.leadFirst, rd.lead = true, from
-	case watched || r.degraded():
+	case fresh || watched || r.degraded():
 		// A retry of a call that found the key held, or any attempt while
 		// a node is failing: through the key's first healthy node by
 		// rendezvous hashing (its lead, which announces its releases, if
@@ -270,7 +270,9 @@ func (r *Redlock) Acquire(ctx context.Context, key, value string, ttl time.Durat
 		// a quorum needs nearly every node left, and a rival that takes
 		// one of them spoils the round: asked at once, rivals split the
 		// votes so that none wins (with 2 of 5 nodes hung and 8
-		// contenders, handoffs fell from about 200/s to 2/s).
+		// contenders, handoffs fell from about 200/s to 2/s). The
+		// announcer is no guide then: with the lead hung, every node that
+		// releases announces, and rivals hear different ones first.
 		if lead, ok := r.healthyLead(lk); ok {
 			rd.leadFirst, rd.lead = true, lead
 		}
