@@ -219,7 +219,7 @@ func HungMajorityFailsFast(t *testing.T, driverName string) {
 	measure := func(label string) {
 		t.Helper()
 		var figures []string
-		for n := range 8 {
+		for n := range 4 {
 			if n%2 == 1 {
 				time.Sleep(1100 * time.Millisecond) // the probes out time out (1s at most)
 			}
