@@ -75,18 +75,35 @@ func (c *Client) grant(cn *conn, key, value string, lease driver.Lease, start ti
 	return l
 }
 
-// undo cleans up after a failed attempt (see cleanup), waiting for it
-// while ctx allows: once ctx is done, the cleanup goes on in the
-// background, so that the caller's deadline holds.
+// undoWait bounds how long a failed attempt waits for its cleanup before
+// it returns: the cleanup goes on in the background after, so that the
+// call is bounded by the driver's request timeout and the caller's
+// context, not by those and the cleanup's.
+const undoWait = 100 * time.Millisecond
+
+// undo cleans up after a failed attempt (see cleanup), waiting for it for
+// undoWait at most, and not past ctx. Close waits for the cleanup, as for
+// any operation.
 func (c *Client) undo(ctx context.Context, cn *conn, key, value string, turn *queue) {
+	entered := c.enter()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		if entered {
+			defer c.leave()
+		}
 		c.cleanup(ctx, cn, key, value, turn)
 	}()
+	if !entered {
+		<-done // closing: Close waits for the attempt, and so for this
+		return
+	}
+	t := time.NewTimer(undoWait)
+	defer t.Stop()
 	select {
 	case <-done:
 	case <-ctx.Done():
+	case <-t.C:
 	}
 }
 
