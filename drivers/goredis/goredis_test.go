@@ -32,3 +32,7 @@ func TestAcquire_refusedEverywhereEndsAfterMaxUnavailable(t *testing.T) {
 }
 
 func TestTryAcquire_hungMajorityFailsFast(t *testing.T) { redistest.HungMajorityFailsFast(t, "goredis") }
+
+func TestTryAcquire_silentServersEndAtTheNodeTimeout(t *testing.T) {
+	redistest.SilentServersEndAtTheNodeTimeout(t, "goredis")
+}

@@ -21,3 +21,7 @@ func TestAcquire_misconfiguredEndsAtOnce(t *testing.T) { redistest.Misconfigured
 // Redlock's, which both drivers share.
 
 func TestTryAcquire_hungMajorityFailsFast(t *testing.T) { redistest.HungMajorityFailsFast(t, "redigo") }
+
+func TestTryAcquire_silentServersEndAtTheNodeTimeout(t *testing.T) {
+	redistest.SilentServersEndAtTheNodeTimeout(t, "redigo")
+}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/distlock/lock"
+	"github.com/distlock/lock/drivers/redlock"
 )
 
 // A DSN of five nodes that all refuse the client for a reason retrying
@@ -257,4 +258,64 @@ func openDriverClient(t *testing.T, driverName, dsn string) *lock.Client {
 	t.Cleanup(func() { c.Close() })
 	c.SetLogger(slog.New(slog.DiscardHandler)) // the failed cleanups' warnings
 	return c
+}
+
+// SilentServersEndAtTheNodeTimeout checks, for the Redlock driver
+// registered as driverName, that five servers that accept connections and
+// never answer end TryAcquire without a deadline within the node timeout
+// before a first answer (redlock.MaxNodeTimeout) and a little more, with
+// an error matching ErrUnavailable, and that a 3s deadline is kept within
+// 100ms.
+func SilentServersEndAtTheNodeTimeout(t *testing.T, driverName string) {
+	urls := make([]string, 5)
+	for i := range urls {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var conns []net.Conn
+		var mu sync.Mutex
+		go func() {
+			for {
+				c, err := l.Accept() // and never read or answer
+				if err != nil {
+					return
+				}
+				mu.Lock()
+				conns = append(conns, c)
+				mu.Unlock()
+			}
+		}()
+		t.Cleanup(func() {
+			l.Close()
+			mu.Lock()
+			defer mu.Unlock()
+			for _, c := range conns {
+				c.Close()
+			}
+		})
+		urls[i] = "redis://" + l.Addr().String()
+	}
+	c := openDriverClient(t, driverName, strings.Join(urls, ","))
+	start := time.Now()
+	_, err := c.TryAcquire(context.Background(), "k")
+	took := time.Since(start)
+	t.Logf("TryAcquire: %v after %v", err, took.Round(time.Millisecond))
+	if !errors.Is(err, lock.ErrUnavailable) {
+		t.Errorf("TryAcquire on silent servers = %v, want ErrUnavailable", err)
+	}
+	if limit := redlock.MaxNodeTimeout + 300*time.Millisecond; took > limit {
+		t.Errorf("TryAcquire on silent servers took %v, want at most %v", took, limit)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	start = time.Now()
+	_, err = c.Acquire(ctx, "k")
+	took = time.Since(start)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Acquire with a 3s deadline on silent servers = %v, want the deadline", err)
+	}
+	if took > 3100*time.Millisecond {
+		t.Errorf("Acquire with a 3s deadline on silent servers took %v", took)
+	}
 }
