@@ -41,6 +41,14 @@ func TestConformance(t *testing.T) {
 		Extend:  true,
 		Wakeups: true,
 		TTL:     conformanceTTL,
+		Misconfigured: func(t *testing.T) *lock.Client {
+			tlsDSN := testenv.Lookup(t, "DISTLOCK_POSTGRES_TLS_DSN")
+			c, err := lock.Open("postgres", withParams(withPassword(t, tlsDSN, "not-the-password-4711"), "distlock_table", freshTable(t, dsn)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c
+		},
 	})
 }
 

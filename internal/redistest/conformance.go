@@ -55,6 +55,19 @@ func harness(name string, d driver.Driver, addrs []string, query string, faults 
 		Wakeups: true,
 		TTL:     time.Second,
 		Faults:  faults,
+		Misconfigured: func(t *testing.T) *lock.Client {
+			// A user our servers do not know: WRONGPASS on every node.
+			urls := make([]string, len(addrs))
+			for i, a := range addrs {
+				urls[i] = "redis://nobody:not-the-password-4711@" + a
+			}
+			urls[0] += "?" + query
+			c, err := lock.Open(name, strings.Join(urls, ","))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c
+		},
 	}
 }
 
