@@ -205,7 +205,11 @@ func (c *Client) Stats() Stats { return c.stats.snapshot() }
 // When it gives up, the error matches the last attempt's cause
 // ([ErrNotAcquired] if the key was held, or the backend's error) and, if ctx
 // ended the wait, ctx's error as well. A failed or cancelled acquisition
-// leaves nothing held.
+// leaves nothing held. It gives up at once on an error matching
+// [ErrMisconfigured], and after [MaxUnavailable] of attempts that all
+// failed with [ErrUnavailable]. It never returns a lock whose validity has
+// passed: such a grant is given back in the background, and the wait goes
+// on.
 func (c *Client) Acquire(ctx context.Context, key string, opts ...Option) (*Lock, error) {
 	o, err := apply(key, c.defaults, opts)
 	if err != nil {
@@ -217,6 +221,11 @@ func (c *Client) Acquire(ctx context.Context, key string, opts ...Option) (*Lock
 // TryAcquire makes exactly one attempt to acquire the lock on key. If
 // someone else holds it, the error matches [ErrNotAcquired]; any other error
 // means the attempt could not be made or completed, and leaves nothing held.
+// The attempt is bounded by ctx and by the driver's own request timeout. A
+// failed attempt waits 100ms at most for the release that cleans up after
+// it, which goes on in the background after that. A lock whose validity
+// passed before TryAcquire could return it is given back, and the attempt
+// fails.
 func (c *Client) TryAcquire(ctx context.Context, key string, opts ...Option) (*Lock, error) {
 	o, err := apply(key, c.defaults, opts)
 	if err != nil {
