@@ -25,13 +25,17 @@ func TestConformance(t *testing.T) { redistest.Conformance(t, "goredis", goredis
 // TestMeasureHung is a measurement, run when redistest.MeasureEnv is set.
 func TestMeasureHung(t *testing.T) { redistest.MeasureHung(t, "goredis") }
 
-func TestAcquire_misconfiguredEndsAtOnce(t *testing.T) { redistest.MisconfiguredEndsAtOnce(t, "goredis") }
+func TestAcquire_misconfiguredEndsAtOnce(t *testing.T) {
+	redistest.MisconfiguredEndsAtOnce(t, "goredis")
+}
 
 func TestAcquire_refusedEverywhereEndsAfterMaxUnavailable(t *testing.T) {
 	redistest.RefusedEverywhereEndsAfterMaxUnavailable(t, "goredis")
 }
 
-func TestTryAcquire_hungMajorityFailsFast(t *testing.T) { redistest.HungMajorityFailsFast(t, "goredis") }
+func TestTryAcquire_hungMajorityFailsFast(t *testing.T) {
+	redistest.HungMajorityFailsFast(t, "goredis")
+}
 
 func TestTryAcquire_silentServersEndAtTheNodeTimeout(t *testing.T) {
 	redistest.SilentServersEndAtTheNodeTimeout(t, "goredis")

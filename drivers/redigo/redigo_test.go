@@ -14,7 +14,9 @@ func TestConformance(t *testing.T) { redistest.Conformance(t, "redigo", redigo.D
 // TestMeasureHung is a measurement, run when redistest.MeasureEnv is set.
 func TestMeasureHung(t *testing.T) { redistest.MeasureHung(t, "redigo") }
 
-func TestAcquire_misconfiguredEndsAtOnce(t *testing.T) { redistest.MisconfiguredEndsAtOnce(t, "redigo") }
+func TestAcquire_misconfiguredEndsAtOnce(t *testing.T) {
+	redistest.MisconfiguredEndsAtOnce(t, "redigo")
+}
 
 // TestAcquire_refusedEverywhereEndsAfterMaxUnavailable runs on goredis
 // only: it waits lock.MaxUnavailable, and the rule is the core's and
