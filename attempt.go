@@ -75,15 +75,10 @@ func (c *Client) grant(cn *conn, key, value string, lease driver.Lease, start ti
 	return l
 }
 
-// undoWait bounds how long a failed attempt waits for its cleanup before
-// it returns: the cleanup goes on in the background after, so that the
-// call is bounded by the driver's request timeout and the caller's
-// context, not by those and the cleanup's.
-const undoWait = 100 * time.Millisecond
-
-// undo cleans up after a failed attempt (see cleanup), waiting for it for
-// undoWait at most, and not past ctx. Close waits for the cleanup, as for
-// any operation.
+// undo cleans up after a failed attempt (see cleanup), waiting for it
+// while ctx allows, so that a failed call leaves nothing held. Once ctx is
+// done, the cleanup goes on in the background, so that the caller's
+// deadline holds; Close waits for it, as for any operation.
 func (c *Client) undo(ctx context.Context, cn *conn, key, value string, turn *queue) {
 	entered := c.enter()
 	done := make(chan struct{})
@@ -98,12 +93,9 @@ func (c *Client) undo(ctx context.Context, cn *conn, key, value string, turn *qu
 		<-done // closing: Close waits for the attempt, and so for this
 		return
 	}
-	t := time.NewTimer(undoWait)
-	defer t.Stop()
 	select {
 	case <-done:
 	case <-ctx.Done():
-	case <-t.C:
 	}
 }
 

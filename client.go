@@ -222,8 +222,9 @@ func (c *Client) Acquire(ctx context.Context, key string, opts ...Option) (*Lock
 // someone else holds it, the error matches [ErrNotAcquired]; any other error
 // means the attempt could not be made or completed, and leaves nothing held.
 // The attempt is bounded by ctx and by the driver's own request timeout. A
-// failed attempt waits 100ms at most for the release that cleans up after
-// it, which goes on in the background after that. A lock whose validity
+// failed attempt waits, while ctx allows, for the release that cleans up
+// after it (under its own timeout of 2s), which goes on in the background
+// once ctx is done. A lock whose validity
 // passed before TryAcquire could return it is given back, and the attempt
 // fails.
 func (c *Client) TryAcquire(ctx context.Context, key string, opts ...Option) (*Lock, error) {
