@@ -195,3 +195,23 @@ func TestAcquire_probesAnsweredWithinPatienceCount(t *testing.T) {
 		}
 	}
 }
+
+// The core's cleanup Release of a failed acquisition's value returns at
+// once while the round's own undo is under way, instead of waiting a node
+// timeout more on nodes that stopped answering.
+func TestRelease_ofAFailedAcquisitionBeingUndoneReturnsAtOnce(t *testing.T) {
+	r, fs := fakes(t, 5)
+	for _, f := range fs[:3] {
+		f.setHang(true)
+		defer f.setHang(false)
+	}
+	_, err := r.Acquire(t.Context(), "k", "v", time.Second)
+	if err == nil {
+		t.Fatal("Acquire succeeded with 3 of 5 nodes hung")
+	}
+	start := time.Now()
+	err = r.Release(t.Context(), "k", "v")
+	if took := time.Since(start); !errors.Is(err, driver.ErrNotHeld) || took > 50*time.Millisecond {
+		t.Errorf("Release of the failed value = %v after %v, want ErrNotHeld at once", err, took)
+	}
+}

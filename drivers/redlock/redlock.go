@@ -477,6 +477,13 @@ func (r *Redlock) undo(ctx context.Context, n Node, lk, value string) {
 // the key), the nodes that did announce it once every request has ended.
 func (r *Redlock) Release(ctx context.Context, key, value string) error {
 	lk, ch := r.lockKey(key), r.channel(key)
+	if failed := r.beingUndone(lk); failed != nil && failed.value == value {
+		// A failed acquisition's own undo is under way on every node that
+		// may hold it (each after its SET ended): the core's cleanup need
+		// not wait for a second one, which on nodes that stopped answering
+		// would cost a node timeout more.
+		return driver.ErrNotHeld
+	}
 	rd := r.newRound(ctx, askRelease, releaseScript.call([]string{lk}, value, ch))
 	rd.script, rd.prior = releaseScript, r.straggling(value)
 	if len(r.nodes) > 1 {
