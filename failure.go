@@ -2,12 +2,12 @@ package lock
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
-	"net"
 	"syscall"
 	"time"
+
+	"github.com/distlock/lock/driver"
 )
 
 // MaxUnavailable bounds how long a waiting [Client.Acquire] keeps trying
@@ -23,33 +23,18 @@ const MaxUnavailable = 10 * time.Second
 // the standard library's errors in it say so.
 func classify(ctx context.Context, err error) error {
 	switch {
-	case errors.Is(err, ErrMisconfigured), errors.Is(err, ErrUnavailable):
+	case errors.Is(err, ErrMisconfigured):
 		return err
-	case misconfigured(err):
+	case driver.IsMisconfigured(err):
+		// Checked before ErrUnavailable: a quorum driver's error may be
+		// marked unavailable as a whole and hold a node's DNS failure.
 		return fmt.Errorf("%w: %w", ErrMisconfigured, err)
+	case errors.Is(err, ErrUnavailable):
+		return err
 	case unreachable(ctx, err):
 		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	return err
-}
-
-// misconfigured reports whether err holds one of the standard library's
-// errors that retrying cannot fix: a host name that does not resolve, or a
-// TLS handshake that failed on a certificate or on a protocol mismatch.
-func misconfigured(err error) bool {
-	var (
-		dns    *net.DNSError
-		verify *tls.CertificateVerificationError
-		header tls.RecordHeaderError
-		alert  tls.AlertError
-	)
-	switch {
-	case errors.As(err, &dns):
-		return dns.IsNotFound
-	case errors.As(err, &verify), errors.As(err, &header), errors.As(err, &alert):
-		return true
-	}
-	return false
 }
 
 // unreachable reports whether err says that the backend could not be

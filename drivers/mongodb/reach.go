@@ -2,13 +2,12 @@ package mongodb
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
-	"net"
 	"strings"
 	"sync"
 	"syscall"
 
+	"github.com/distlock/lock/driver"
 	"go.mongodb.org/mongo-driver/v2/event"
 	"go.mongodb.org/mongo-driver/v2/mongo/address"
 )
@@ -75,16 +74,7 @@ func unreachable(err error) bool {
 // server as configured, which retrying cannot fix: a host name that does
 // not resolve, or a TLS handshake that failed on a certificate or a
 // protocol mismatch (the errors the core takes for ErrMisconfigured).
-func wrongEnd(err error) bool {
-	var (
-		dns    *net.DNSError
-		verify *tls.CertificateVerificationError
-		header tls.RecordHeaderError
-		alert  tls.AlertError
-	)
-	return errors.As(err, &dns) && dns.IsNotFound ||
-		errors.As(err, &verify) || errors.As(err, &header) || errors.As(err, &alert)
-}
+func wrongEnd(err error) bool { return driver.IsMisconfigured(err) }
 
 // watch calls cancel with an errUnreachable cause when a heartbeat after
 // the call began leaves every server lost, until stop is called. A call

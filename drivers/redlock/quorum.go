@@ -2,10 +2,8 @@ package redlock
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
-	"net"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -427,16 +425,7 @@ var refusals = []string{"WRONGPASS", "NOAUTH", "NOPERM", "ERR AUTH ", "ERR inval
 // a certificate or on a protocol mismatch. The Redis drivers mark
 // mismatches that they recognize themselves with driver.ErrMisconfigured.
 func misconfigured(err error) bool {
-	var (
-		dns    *net.DNSError
-		verify *tls.CertificateVerificationError
-		header tls.RecordHeaderError
-		alert  tls.AlertError
-	)
-	switch {
-	case errors.As(err, &dns):
-		return dns.IsNotFound
-	case errors.As(err, &verify), errors.As(err, &header), errors.As(err, &alert):
+	if driver.IsMisconfigured(err) {
 		return true
 	}
 	msg := err.Error()

@@ -1,0 +1,29 @@
+package driver
+
+import (
+	"crypto/tls"
+	"errors"
+	"net"
+)
+
+// IsMisconfigured reports whether err holds one of the standard library's
+// errors that retrying cannot fix: a host name that does not resolve, or a
+// TLS handshake that failed on a certificate or on a protocol mismatch.
+// The core marks such errors as [ErrMisconfigured] itself; a driver uses it
+// where it must tell them apart before the core sees them (to skip cleaning
+// up on a node that was never reached, say).
+func IsMisconfigured(err error) bool {
+	var (
+		dns    *net.DNSError
+		verify *tls.CertificateVerificationError
+		header tls.RecordHeaderError
+		alert  tls.AlertError
+	)
+	switch {
+	case errors.As(err, &dns):
+		return dns.IsNotFound
+	case errors.As(err, &verify), errors.As(err, &header), errors.As(err, &alert):
+		return true
+	}
+	return false
+}
