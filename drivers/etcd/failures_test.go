@@ -3,7 +3,6 @@ package etcd_test
 import (
 	"context"
 	"errors"
-	"net"
 	"net/url"
 	"strings"
 	"sync"
@@ -103,7 +102,7 @@ func hangAll(t *testing.T, c *cluster) {
 // returns within the request timeout too (the client waits for its calls).
 func TestTryAcquire_silentServerIsUnavailable(t *testing.T) {
 	const requestTimeout = time.Second
-	c, err := lock.Open("etcd", "etcd://"+silentServer(t)+"?request_timeout=1s&member_timeout=300ms")
+	c, err := lock.Open("etcd", "etcd://"+testenv.SilentServer(t)+"?request_timeout=1s&member_timeout=300ms")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,42 +123,6 @@ func TestTryAcquire_silentServerIsUnavailable(t *testing.T) {
 	if took > requestTimeout+overshoot {
 		t.Errorf("Close with a TryAcquire in flight took %v, want at most %v", took, requestTimeout+overshoot)
 	}
-}
-
-// silentServer listens on a port of 127.0.0.1, accepts connections and
-// reads nothing, until the test ends. It returns its address.
-func silentServer(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var (
-		mu    sync.Mutex
-		conns []net.Conn
-		wg    sync.WaitGroup
-	)
-	wg.Go(func() {
-		for {
-			nc, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, nc)
-			mu.Unlock()
-		}
-	})
-	t.Cleanup(func() {
-		ln.Close()
-		wg.Wait()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, nc := range conns {
-			nc.Close()
-		}
-	})
-	return ln.Addr().String()
 }
 
 // TestAcquire_refusedCredentialsAreMisconfigured opens clients on the
@@ -194,7 +157,7 @@ func TestAcquire_refusedCredentialsAreMisconfigured(t *testing.T) {
 			}
 			defer c.Close()
 			start := time.Now()
-			err = acquireOrGiveUp(t, c, 5*time.Second)
+			err = testenv.AcquireOrGiveUp(t, c, 5*time.Second)
 			took := time.Since(start)
 			t.Logf("Acquire returned after %v: %v", took, err)
 			if !errors.Is(err, lock.ErrMisconfigured) || took > time.Second {
@@ -204,27 +167,5 @@ func TestAcquire_refusedCredentialsAreMisconfigured(t *testing.T) {
 				t.Errorf("the error shows the password: %v", err)
 			}
 		})
-	}
-}
-
-// acquireOrGiveUp calls c.Acquire with no deadline, and closes c if it
-// has not returned after d, failing the test. It returns Acquire's error.
-func acquireOrGiveUp(t *testing.T, c *lock.Client, d time.Duration) error {
-	t.Helper()
-	done := make(chan error, 1)
-	go func() {
-		l, err := c.Acquire(context.Background(), "k")
-		if err == nil {
-			l.Release(context.Background())
-		}
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(d):
-		t.Errorf("Acquire with no deadline had not returned after %v: closing the client", d)
-		c.Close()
-		return <-done
 	}
 }

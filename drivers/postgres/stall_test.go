@@ -7,42 +7,6 @@ import (
 	"testing"
 )
 
-// silentServer returns the address of a server that accepts connections
-// and never reads or answers.
-func silentServer(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var (
-		mu    sync.Mutex
-		conns []net.Conn
-		wg    sync.WaitGroup
-	)
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	})
-	t.Cleanup(func() {
-		ln.Close()
-		wg.Wait()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return ln.Addr().String()
-}
-
 // stallProxy forwards connections to a server until stall is called; from
 // then on it holds back what either side sends, until the test ends.
 type stallProxy struct {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/distlock/lock"
 	"github.com/distlock/lock/drivers/postgres"
+	"github.com/distlock/lock/internal/testenv"
 )
 
 // slack is how late a call may end after its bound on a busy machine.
@@ -32,7 +33,7 @@ func TestTryAcquire_silentServerEndsWithinRequestTimeout(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			dsn := withParams("postgres://u@"+silentServer(t)+"/db", tc.params...)
+			dsn := withParams("postgres://u@"+testenv.SilentServer(t)+"/db", tc.params...)
 			c, err := lock.Open("postgres", dsn)
 			if err != nil {
 				t.Fatal(err)
@@ -64,7 +65,7 @@ func TestTryAcquire_silentServerEndsWithinRequestTimeout(t *testing.T) {
 // on a server that never answers.
 func TestTryAcquire_silentServerKeepsCallerDeadline(t *testing.T) {
 	t.Parallel()
-	c := open(t, "postgres://u@"+silentServer(t)+"/db")
+	c := open(t, "postgres://u@"+testenv.SilentServer(t)+"/db")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	start := time.Now()
@@ -91,7 +92,7 @@ func TestClose_callInFlight(t *testing.T) {
 		bound  time.Duration                                 // of the call in flight
 	}{
 		{"silentServer", func(t *testing.T) (string, func()) {
-			return "postgres://u@" + silentServer(t) + "/db", nil
+			return "postgres://u@" + testenv.SilentServer(t) + "/db", nil
 		}, timeout},
 		{"stalledServer", func(t *testing.T) (string, func()) {
 			dsn := server(t)

@@ -3,7 +3,6 @@ package zookeeper_test
 import (
 	"context"
 	"errors"
-	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -99,7 +98,7 @@ func hangAll(t *testing.T, e *ensemble) {
 // returns within the request timeout too (the client waits for its calls).
 func TestTryAcquire_silentServerIsUnavailable(t *testing.T) {
 	const requestTimeout = time.Second
-	c, err := lock.Open("zookeeper", "zk://"+silentServer(t)+"/distlock-test?request_timeout=1s&member_timeout=300ms")
+	c, err := lock.Open("zookeeper", "zk://"+testenv.SilentServer(t)+"/distlock-test?request_timeout=1s&member_timeout=300ms")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,42 +119,6 @@ func TestTryAcquire_silentServerIsUnavailable(t *testing.T) {
 	if took > requestTimeout+overshoot {
 		t.Errorf("Close with a TryAcquire in flight took %v, want at most %v", took, requestTimeout+overshoot)
 	}
-}
-
-// silentServer listens on a port of 127.0.0.1, accepts connections and
-// reads nothing, until the test ends. It returns its address.
-func silentServer(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var (
-		mu    sync.Mutex
-		conns []net.Conn
-		wg    sync.WaitGroup
-	)
-	wg.Go(func() {
-		for {
-			nc, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, nc)
-			mu.Unlock()
-		}
-	})
-	t.Cleanup(func() {
-		ln.Close()
-		wg.Wait()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, nc := range conns {
-			nc.Close()
-		}
-	})
-	return ln.Addr().String()
 }
 
 // TestAcquire_identityTheACLRefusesIsMisconfigured has a digest user make
@@ -200,7 +163,7 @@ func TestAcquire_identityTheACLRefusesIsMisconfigured(t *testing.T) {
 			}
 			defer c.Close()
 			start := time.Now()
-			err = acquireOrGiveUp(t, c, 5*time.Second)
+			err = testenv.AcquireOrGiveUp(t, c, 5*time.Second)
 			took := time.Since(start)
 			t.Logf("Acquire returned after %v: %v", took, err)
 			if !errors.Is(err, lock.ErrMisconfigured) || took > time.Second {
@@ -210,27 +173,5 @@ func TestAcquire_identityTheACLRefusesIsMisconfigured(t *testing.T) {
 				t.Errorf("the error shows the password: %v", err)
 			}
 		})
-	}
-}
-
-// acquireOrGiveUp calls c.Acquire with no deadline, and closes c if it
-// has not returned after d, failing the test. It returns Acquire's error.
-func acquireOrGiveUp(t *testing.T, c *lock.Client, d time.Duration) error {
-	t.Helper()
-	done := make(chan error, 1)
-	go func() {
-		l, err := c.Acquire(context.Background(), "k")
-		if err == nil {
-			l.Release(context.Background())
-		}
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(d):
-		t.Errorf("Acquire with no deadline had not returned after %v: closing the client", d)
-		c.Close()
-		return <-done
 	}
 }

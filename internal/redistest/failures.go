@@ -15,6 +15,7 @@ import (
 
 	"github.com/distlock/lock"
 	"github.com/distlock/lock/drivers/redlock"
+	"github.com/distlock/lock/internal/testenv"
 )
 
 // A DSN of five nodes that all refuse the client for a reason retrying
@@ -269,32 +270,7 @@ func openDriverClient(t *testing.T, driverName, dsn string) *lock.Client {
 func SilentServersEndAtTheNodeTimeout(t *testing.T, driverName string) {
 	urls := make([]string, 5)
 	for i := range urls {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		var conns []net.Conn
-		var mu sync.Mutex
-		go func() {
-			for {
-				c, err := l.Accept() // and never read or answer
-				if err != nil {
-					return
-				}
-				mu.Lock()
-				conns = append(conns, c)
-				mu.Unlock()
-			}
-		}()
-		t.Cleanup(func() {
-			l.Close()
-			mu.Lock()
-			defer mu.Unlock()
-			for _, c := range conns {
-				c.Close()
-			}
-		})
-		urls[i] = "redis://" + l.Addr().String()
+		urls[i] = "redis://" + testenv.SilentServer(t)
 	}
 	c := openDriverClient(t, driverName, strings.Join(urls, ","))
 	start := time.Now()
