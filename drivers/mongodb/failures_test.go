@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/url"
-	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -198,32 +196,12 @@ func TestOpenConnector_requestTimeoutMustBePositive(t *testing.T) {
 // stops answering while it runs, whatever the extensions and the release
 // do against the silent server.
 func TestDo_silentServerCancelsAtValidUntil(t *testing.T) {
-	runs := 1
-	if n, err := strconv.Atoi(os.Getenv("DISTLOCK_DO_LAG_RUNS")); err == nil {
-		runs = n // a measurement, for the figures in DESIGN.md
-	}
-	var worst time.Duration
-	for range runs {
+	testenv.DoCancelledAtValidUntil(t, func(t *testing.T) (*lock.Client, func()) {
 		p, dsn := viaProxy(t, "distlock_request_timeout", "500ms")
 		c, err := lock.Open("mongodb", dsn)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var lag time.Duration
-		err = c.Do(ctxFor(t, 20*time.Second), "do", func(ctx context.Context) error {
-			p.silence()
-			<-ctx.Done()
-			lag = time.Since(lock.FromContext(ctx).ValidUntil())
-			return nil
-		}, lock.WithTTL(time.Second))
-		if !errors.Is(err, lock.ErrLost) {
-			t.Errorf("Do = %v, want ErrLost", err)
-		}
-		c.Close()
-		worst = max(worst, lag)
-	}
-	t.Logf("fn's context cancelled at most %v after ValidUntil over %d runs", worst, runs)
-	if worst > 25*time.Millisecond {
-		t.Errorf("fn's context cancelled %v after ValidUntil; want at most 25ms", worst)
-	}
+		return c, p.silence
+	})
 }

@@ -3,8 +3,6 @@ package postgres_test
 import (
 	"context"
 	"errors"
-	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -239,12 +237,7 @@ func TestTryAcquire_stalledServerKeepsCallerDeadline(t *testing.T) {
 // stops answering while it runs, whatever the extensions and the release
 // do against the stalled server.
 func TestDo_stalledServerCancelsAtValidUntil(t *testing.T) {
-	runs := 1
-	if n, err := strconv.Atoi(os.Getenv("DISTLOCK_DO_LAG_RUNS")); err == nil {
-		runs = n // a measurement, for the figures in DESIGN.md
-	}
-	var worst time.Duration
-	for range runs {
+	testenv.DoCancelledAtValidUntil(t, func(t *testing.T) (*lock.Client, func()) {
 		dsn := server(t)
 		p := newStallProxy(t, hostOf(t, dsn))
 		c, err := lock.Open("postgres", withParams(strings.Replace(dsn, hostOf(t, dsn), p.addr, 1),
@@ -252,23 +245,6 @@ func TestDo_stalledServerCancelsAtValidUntil(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
-		var lag time.Duration
-		err = c.Do(ctx, "do", func(ctx context.Context) error {
-			p.stall()
-			<-ctx.Done()
-			lag = time.Since(lock.FromContext(ctx).ValidUntil())
-			return nil
-		}, lock.WithTTL(time.Second))
-		cancel()
-		if !errors.Is(err, lock.ErrLost) {
-			t.Errorf("Do = %v, want ErrLost", err)
-		}
-		c.Close()
-		worst = max(worst, lag)
-	}
-	t.Logf("fn's context cancelled at most %v after ValidUntil over %d runs", worst, runs)
-	if worst > 25*time.Millisecond {
-		t.Errorf("fn's context cancelled %v after ValidUntil; want at most 25ms", worst)
-	}
+		return c, p.stall
+	})
 }
