@@ -558,10 +558,7 @@ func (w *wait) end(l *Lock) {
 // it matches both the context's error and last, the cause of the last
 // attempt.
 func gaveUp(ctx context.Context, key string, last error) error {
-	var e *Error
-	if errors.As(last, &e) {
-		last = e.Err
-	}
+	last = unwrapOp(last)
 	if cause := context.Cause(ctx); cause != ctx.Err() {
 		return opError("acquire", key, fmt.Errorf("%w: %w (last attempt: %w)", ctx.Err(), cause, last))
 	}
