@@ -3,11 +3,14 @@ SHELL := /bin/bash
 GO    ?= go
 # Exported so that test packages that need a server find it (see scripts/services.sh env).
 SERVICES_ENV = eval "$$(scripts/services.sh env)"
-# Modules of their own (a driver whose client only its users should download;
-# fault tests with toxiproxy): make test, vet, bench and test-short run them too.
-MODULES = drivers/etcd faults
+# Every module of the repository, found by its go.mod (scripts/ holds build
+# helpers of our servers, not modules of ours). go.work lists the same set,
+# so one go command can build and test them all: `make modules-check` says
+# when the two differ.
+MODULES  := $(shell find . -name go.mod -not -path './scripts/*' -not -path './.git/*' -printf '%h\n' | sort)
+PACKAGES := $(addsuffix /...,$(MODULES))
 
-.PHONY: demo test test-short vet fmt bench services-up services-down
+.PHONY: demo test test-short vet fmt bench services-up services-down modules-check tidy-check
 
 ## demo: start the test servers, compare every driver side by side (distlock bench: a table, and
 ## $(DEMO_OUT)/bench.svg and bench.json), run the fencing example, stop the servers (also on failure).
@@ -24,34 +27,39 @@ demo:
 	  $(GO) run ./examples/fencing || status=$$?; \
 	  exit $$status
 
-## test: start the test servers, run every test with -race (and the allocation tests without it), stop the servers (also on failure).
-test:
+## test: start the test servers, run every module's tests with -race in one go command (and the
+## allocation tests without it), stop the servers (also on failure).
+test: modules-check
 	@scripts/services.sh up
 	@set -o pipefail; $(SERVICES_ENV); \
 	  status=0; \
-	  $(GO) vet -tags servers ./... || status=$$?; \
-	  if [ $$status -eq 0 ]; then $(GO) test -race -count=1 -tags servers ./... || status=$$?; fi; \
-	  for m in $(MODULES); do \
-	    if [ $$status -eq 0 ]; then (cd $$m && $(GO) vet -tags servers ./... && $(GO) test -race -count=1 -tags servers ./...) || status=$$?; fi; \
-	  done; \
+	  $(GO) vet -tags servers $(PACKAGES) || status=$$?; \
+	  if [ $$status -eq 0 ]; then $(GO) test -race -count=1 -tags servers $(PACKAGES) || status=$$?; fi; \
 	  if [ $$status -eq 0 ]; then $(GO) test -count=1 -run Allocs . || status=$$?; fi; \
 	  scripts/services.sh down; \
 	  exit $$status
 
 ## test-short: unit tests only, no servers needed.
-test-short:
-	$(GO) test -race -short ./...
-	@for m in $(MODULES); do (cd $$m && $(GO) test -race -short ./...) || exit 1; done
+test-short: modules-check
+	$(GO) test -race -short $(PACKAGES)
 
-vet:
-	$(GO) vet ./...
-	@for m in $(MODULES); do (cd $$m && $(GO) vet ./...) || exit 1; done
+vet: modules-check tidy-check
+	$(GO) vet $(PACKAGES)
 	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt: the files above need formatting"; exit 1; }
+
+## modules-check: go.work uses exactly the modules that have a go.mod.
+modules-check:
+	@want="$$(printf '%s\n' $(MODULES) | sed 's#^\./##; s#^\.$$##' | sort)"; \
+	  have="$$($(GO) list -m -f '{{.Dir}}' | sed "s#^$$PWD/\?##" | sort)"; \
+	  [ "$$want" = "$$have" ] || { echo "go.work and the go.mod files differ:"; diff <(echo "$$want") <(echo "$$have"); exit 1; }
+
+## tidy-check: go mod tidy would change no module's go.mod or go.sum.
+tidy-check:
+	@for m in $(MODULES); do (cd $$m && GOWORK=off $(GO) mod tidy -diff >/dev/null) || { echo "go mod tidy: $$m is not tidy"; exit 1; }; done
 
 ## bench: benchmarks with allocation counts (servers must be up for driver benchmarks).
 bench:
-	@$(SERVICES_ENV); $(GO) test -run '^$$' -bench . -benchmem ./...; \
-	  for m in $(MODULES); do (cd $$m && $(GO) test -run '^$$' -bench . -benchmem ./...); done
+	@$(SERVICES_ENV); $(GO) test -run '^$$' -bench . -benchmem $(PACKAGES)
 
 services-up:
 	scripts/services.sh up

@@ -16,4 +16,13 @@ require (
 	golang.org/x/sys v0.48.0 // indirect
 )
 
-replace github.com/distlock/lock => ../
+require (
+	github.com/distlock/lock/drivers/goredis v0.0.0
+	github.com/distlock/lock/drivers/redigo v0.0.0
+)
+
+replace (
+	github.com/distlock/lock => ..
+	github.com/distlock/lock/drivers/goredis => ../drivers/goredis
+	github.com/distlock/lock/drivers/redigo => ../drivers/redigo
+)

@@ -30,4 +30,13 @@ require (
 	gopkg.in/tomb.v1 v1.0.0-20141024135613-dd632973f1e7 // indirect
 )
 
-replace github.com/distlock/lock => ../
+require (
+	github.com/distlock/lock/drivers/goredis v0.0.0
+	github.com/distlock/lock/drivers/redigo v0.0.0
+)
+
+replace (
+	github.com/distlock/lock => ..
+	github.com/distlock/lock/drivers/goredis => ../drivers/goredis
+	github.com/distlock/lock/drivers/redigo => ../drivers/redigo
+)

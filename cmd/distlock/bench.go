@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/distlock/lock/internal/benchmark"
+	"github.com/distlock/lock/cmd/distlock/internal/benchmark"
 )
 
 // exitInterrupted is bench's exit code when it was interrupted (128+SIGINT,
@@ -19,7 +19,7 @@ import (
 const exitInterrupted = 130
 
 // benchDrivers are the drivers bench measures, in the table's order.
-var benchDrivers = []string{"memory", "goredis", "redigo", "postgres", "mongodb"}
+var benchDrivers = []string{"memory", "goredis", "redigo", "postgres", "mongodb", "etcd", "zookeeper"}
 
 // benchFlags are the command line of 'distlock bench'.
 type benchFlags struct {

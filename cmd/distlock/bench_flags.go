@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/distlock/lock/internal/benchmark"
+	"github.com/distlock/lock/cmd/distlock/internal/benchmark"
 )
 
 // The test servers of scripts/services.sh, bench's defaults when the
@@ -21,6 +21,8 @@ const (
 	benchRedisAddrs  = "127.0.0.1:7001,127.0.0.1:7002,127.0.0.1:7003,127.0.0.1:7004,127.0.0.1:7005"
 	benchPostgresDSN = "postgres://postgres@127.0.0.1:55432/distlock?sslmode=disable"
 	benchMongoURI    = "mongodb://127.0.0.1:27017/"
+	benchEtcdHosts   = "127.0.0.1:23791,127.0.0.1:23792,127.0.0.1:23793"
+	benchZKServers   = "127.0.0.1:21811,127.0.0.1:21812,127.0.0.1:21813"
 	benchMemoryStore = "distlock-bench"
 )
 
@@ -33,6 +35,8 @@ const (
 	benchPostgresParams = "distlock_table=distlock_bench_leases"
 	benchMongoDatabase  = "distlock_bench"
 	benchMongoParams    = "distlock_database=" + benchMongoDatabase + "&distlock_collection=grants_RUN"
+	benchEtcdParams     = "prefix=distlock-bench/"
+	benchZKRoot         = "/distlock-bench"
 )
 
 const benchUsage = `Usage: distlock bench [flags]
@@ -48,7 +52,7 @@ stdout, progress to stderr. A driver whose server does not answer is skipped,
 and the table says how to start the test servers (scripts/services.sh up).
 
 Flags:
-  --drivers LIST      comma-separated (default memory,goredis,redigo,postgres,mongodb)
+  --drivers LIST      comma-separated (default memory,goredis,redigo,postgres,mongodb,etcd,zookeeper)
   --duration D        each measurement's length (default 2s: about a minute in all)
   --json FILE         write every figure and the machine's facts as JSON
   --svg FILE          write a self-contained SVG chart
@@ -58,6 +62,10 @@ Flags:
                       with ` + benchPostgresParams + `
   --dsn-mongodb URI   default: $DISTLOCK_MONGODB_URI, else ` + benchMongoURI + `,
                       with ` + benchMongoParams + ` (dropped at the end)
+  --dsn-etcd DSN      default: etcd:// of $DISTLOCK_ETCD_ENDPOINTS, else ` + benchEtcdHosts + `,
+                      with ` + benchEtcdParams + `
+  --dsn-zookeeper DSN default: zk:// of $DISTLOCK_ZOOKEEPER_SERVERS, else ` + benchZKServers + `,
+                      with the chroot ` + benchZKRoot + `
   --hung-port N       first port of bench's own Redis nodes (default 7101; never 6379)
   --no-hung           skip the measurement with nodes hung
 
@@ -140,6 +148,12 @@ func benchDefaultDSN(d string, getenv func(string) string, run string) string {
 		return benchWithParams(cmp.Or(getenv("DISTLOCK_POSTGRES_DSN"), benchPostgresDSN), benchPostgresParams)
 	case "mongodb":
 		return benchWithParams(benchMongoBase(getenv), strings.Replace(benchMongoParams, "RUN", run, 1))
+	case "etcd":
+		hosts := cmp.Or(getenv("DISTLOCK_ETCD_ENDPOINTS"), benchEtcdHosts)
+		hosts = strings.NewReplacer("http://", "", "https://", "").Replace(hosts)
+		return "etcd://" + hosts + "?" + benchEtcdParams
+	case "zookeeper":
+		return "zk://" + cmp.Or(getenv("DISTLOCK_ZOOKEEPER_SERVERS"), benchZKServers) + benchZKRoot
 	}
 	return benchMemoryStore
 }

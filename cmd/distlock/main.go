@@ -24,11 +24,13 @@ import (
 	"os/signal"
 	"syscall"
 
-	_ "github.com/distlock/lock/drivers/goredis"  // registers "goredis"
-	_ "github.com/distlock/lock/drivers/memory"   // registers "memory"
-	_ "github.com/distlock/lock/drivers/mongodb"  // registers "mongodb"
-	_ "github.com/distlock/lock/drivers/postgres" // registers "postgres"
-	_ "github.com/distlock/lock/drivers/redigo"   // registers "redigo"
+	_ "github.com/distlock/lock/drivers/etcd"      // registers "etcd"
+	_ "github.com/distlock/lock/drivers/goredis"   // registers "goredis"
+	_ "github.com/distlock/lock/drivers/memory"    // registers "memory"
+	_ "github.com/distlock/lock/drivers/mongodb"   // registers "mongodb"
+	_ "github.com/distlock/lock/drivers/postgres"  // registers "postgres"
+	_ "github.com/distlock/lock/drivers/redigo"    // registers "redigo"
+	_ "github.com/distlock/lock/drivers/zookeeper" // registers "zookeeper"
 )
 
 // Exit codes, as the package documentation lists them.
@@ -78,7 +80,7 @@ Usage:
   distlock bench  [--drivers LIST] [--duration D] [--json FILE] [--svg FILE]
 
 --driver and --dsn default to $DISTLOCK_DRIVER and $DISTLOCK_DSN.
-Drivers: memory, goredis, redigo, postgres, mongodb.
+Drivers: memory, goredis, redigo, postgres, mongodb, etcd, zookeeper.
 Run 'distlock COMMAND --help' for a command's flags and examples.
 
 Exit codes: 0 ok (run: CMD's own), 64 usage, 69 backend error,

@@ -2,6 +2,7 @@ package redistest
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -11,7 +12,6 @@ import (
 	"github.com/distlock/lock/conformance"
 	"github.com/distlock/lock/driver"
 	"github.com/distlock/lock/internal/testenv"
-	"github.com/gomodule/redigo/redis"
 )
 
 // Main runs a package's tests holding the Redis servers exclusively (see
@@ -133,25 +133,29 @@ func heldKeys(t *testing.T, addrs []string, prefix string) int {
 	t.Helper()
 	n := 0
 	for _, a := range addrs {
-		c, err := redis.Dial("tcp", a, redis.DialConnectTimeout(5*time.Second), redis.DialReadTimeout(5*time.Second))
+		c, err := dialRESP(a)
 		if err != nil {
 			t.Errorf("counting leftovers on %s: %v", a, err)
 			continue
 		}
-		cursor := 0
+		cursor := "0"
 		for {
-			v, err := redis.Values(c.Do("SCAN", cursor, "MATCH", prefix+"{*}", "COUNT", 1000))
+			v, err := c.do("SCAN", cursor, "MATCH", prefix+"{*}", "COUNT", "1000")
+			page, ok := v.([]any)
+			if err == nil && (!ok || len(page) != 2) {
+				err = fmt.Errorf("unexpected SCAN reply %v", v)
+			}
 			if err != nil {
 				t.Errorf("counting leftovers on %s: %v", a, err)
 				break
 			}
-			keys, _ := redis.Strings(v[1], nil)
+			keys, _ := page[1].([]any)
 			for _, k := range keys {
-				if !strings.HasSuffix(k, ":fence") {
+				if s, _ := k.(string); !strings.HasSuffix(s, ":fence") {
 					n++
 				}
 			}
-			if cursor, _ = redis.Int(v[0], nil); cursor == 0 {
+			if cursor, _ = page[0].(string); cursor == "0" || cursor == "" {
 				break
 			}
 		}

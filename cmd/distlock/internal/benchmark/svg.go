@@ -22,7 +22,7 @@ const (
 
 // palette gives each driver its colour in every panel.
 var palette = map[string]string{
-	"memory": "#7f7f7f", "goredis": "#d62728", "redigo": "#ff7f0e", "postgres": "#1f77b4", "mongodb": "#2ca02c",
+	"memory": "#7f7f7f", "goredis": "#d62728", "redigo": "#ff7f0e", "postgres": "#1f77b4", "mongodb": "#2ca02c", "etcd": "#9467bd", "zookeeper": "#8c564b",
 }
 
 func colour(driverName string) string {
