@@ -52,6 +52,7 @@ type Client struct {
 type conn struct {
 	driver.Conn
 	extender   driver.Extender   // nil if unsupported
+	leaser     driver.LeaseConn  // nil if unsupported
 	waiter     driver.Waiter     // nil if unsupported
 	transferer driver.Transferer // nil if unsupported
 	pinger     driver.Pinger     // nil if unsupported
@@ -61,6 +62,7 @@ type conn struct {
 func newConn(dc driver.Conn) *conn {
 	c := &conn{Conn: dc}
 	c.extender, _ = dc.(driver.Extender)
+	c.leaser, _ = dc.(driver.LeaseConn)
 	c.waiter, _ = dc.(driver.Waiter)
 	c.transferer, _ = dc.(driver.Transferer)
 	c.pinger, _ = dc.(driver.Pinger)

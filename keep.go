@@ -59,7 +59,7 @@ func (l *Lock) keep(ctx context.Context) {
 	every := l.ttl / 3
 	retry := max(every/8, MinTTL/2)
 	next := l.start.Add(every)
-	if l.cn.extender == nil {
+	if l.cn.extender == nil && l.cn.leaser == nil {
 		next = time.Time{} // never: wait for the end
 	}
 	t := time.NewTimer(time.Hour)

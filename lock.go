@@ -23,7 +23,8 @@ type Lock struct {
 	cn    *conn
 	key   string
 	value string
-	lease driver.Lease
+	lease driver.Lease  // as granted; its State is grant's from then on
+	grant any           // the driver's Lease.State, as last returned; guarded by mu
 	ttl   time.Duration // granted with, for KeepAlive
 	drift float64
 	start time.Time // clock reading taken before the acquisition was sent
@@ -81,7 +82,7 @@ func (l *Lock) extend(ctx context.Context, ttl time.Duration) error {
 	switch {
 	case l.state.Load().ended():
 		return opError("extend", l.key, ErrNotHeld)
-	case l.cn.extender == nil:
+	case l.cn.extender == nil && l.cn.leaser == nil:
 		return opError("extend", l.key, fmt.Errorf("driver %T cannot extend leases: %w", l.cn.Conn, errors.ErrUnsupported))
 	}
 	deadline := l.ValidUntil()
@@ -91,12 +92,42 @@ func (l *Lock) extend(ctx context.Context, ttl time.Duration) error {
 		return opError("extend", l.key, fmt.Errorf("%w: its validity ran out", ErrNotHeld))
 	}
 	dctx, cancel := context.WithDeadline(ctx, deadline)
-	err := l.cn.extender.Extend(dctx, l.key, l.value, ttl)
+	err := l.sendExtend(dctx, ttl)
 	cancel()
 	if err := l.extended(ctx, ttl, start, deadline, err); err != nil {
 		return opError("extend", l.key, err)
 	}
 	return nil
+}
+
+// sendExtend asks the driver to extend the lease to ttl, handing it the
+// grant's state if it wants it. l.mu must be held.
+func (l *Lock) sendExtend(ctx context.Context, ttl time.Duration) error {
+	if l.cn.leaser == nil {
+		return l.cn.extender.Extend(ctx, l.key, l.value, ttl)
+	}
+	nl, err := l.cn.leaser.ExtendLease(ctx, l.key, l.value, l.granted(), ttl)
+	if err == nil {
+		l.grant = nl.State
+	}
+	return err
+}
+
+// sendRelease asks the driver to release the lease, handing it the
+// grant's state if it wants it. l.mu must be held.
+func (l *Lock) sendRelease(ctx context.Context) error {
+	if l.cn.leaser == nil {
+		return l.cn.Release(ctx, l.key, l.value)
+	}
+	return l.cn.leaser.ReleaseLease(ctx, l.key, l.value, l.granted())
+}
+
+// granted returns the lease as the driver last described it. l.mu must
+// be held.
+func (l *Lock) granted() driver.Lease {
+	g := l.lease
+	g.State = l.grant
+	return g
 }
 
 // extended records the answer err of an extension to ttl sent at start,
@@ -167,7 +198,7 @@ func (l *Lock) release(ctx context.Context) error {
 			return l.handOver(ctx, h, start)
 		}
 	}
-	err := l.cn.Release(ctx, l.key, l.value)
+	err := l.sendRelease(ctx)
 	switch {
 	case err == nil:
 		l.recordRelease(start)
@@ -311,7 +342,7 @@ func (l *Lock) letGo(ctx context.Context) {
 	}
 	l.state.Store(letGo)
 	l.announceEnd()
-	err := l.cn.Release(ctx, l.key, l.value)
+	err := l.sendRelease(ctx)
 	switch {
 	case err == nil:
 		l.endBy(time.Now())

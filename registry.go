@@ -1,6 +1,7 @@
 package lock
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -47,6 +48,21 @@ func Drivers() []string {
 // options; Open never contacts the backend (use [Client.Ping] for that).
 // Errors never repeat the DSN, which may hold a password.
 func Open(driverName, dsn string, opts ...Option) (*Client, error) {
+	return open(driverName, dsn, nil, opts)
+}
+
+// OpenDialer is [Open], with every connection to the backend's servers
+// dialed by dial: a test or a tool can then slow, stall or cut them. The
+// error matches [errors.ErrUnsupported] if the driver cannot take a
+// dialer (see [driver.DialerDriver]).
+func OpenDialer(driverName, dsn string, dial driver.DialFunc, opts ...Option) (*Client, error) {
+	if dial == nil {
+		return nil, opError("open", "", errors.New("nil dial function"))
+	}
+	return open(driverName, dsn, dial, opts)
+}
+
+func open(driverName, dsn string, dial driver.DialFunc, opts []Option) (*Client, error) {
 	if err := checkDefaults(opts); err != nil {
 		return nil, opError("open", "", err)
 	}
@@ -56,7 +72,15 @@ func Open(driverName, dsn string, opts ...Option) (*Client, error) {
 	if !ok {
 		return nil, opError("open", "", fmt.Errorf("unknown driver %q (forgotten import?)", driverName))
 	}
-	c, err := d.OpenConnector(dsn)
+	var c driver.Connector
+	var err error
+	if dial == nil {
+		c, err = d.OpenConnector(dsn)
+	} else if dd, ok := d.(driver.DialerDriver); ok {
+		c, err = dd.OpenConnectorDialer(dsn, dial)
+	} else {
+		err = fmt.Errorf("cannot take a dialer: %w", errors.ErrUnsupported)
+	}
 	if err != nil {
 		return nil, opError("open", "", fmt.Errorf("driver %q: %w", driverName, err))
 	}

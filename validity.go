@@ -179,3 +179,23 @@ func (l *Lock) prolong(t time.Time) bool {
 	}
 	return true
 }
+
+// watchLost ends l as known lost when the driver closes lost, unless l
+// ended first.
+func (l *Lock) watchLost(lost <-chan struct{}) {
+	select {
+	case <-l.Done():
+		return
+	case <-lost:
+	}
+	e := &l.end
+	e.mu.Lock()
+	if l.state.CompareAndSwap(held, gone) {
+		l.endBy(time.Now())
+		l.c.stats.lost.Add(1)
+		l.c.lost(context.Background(), l.key, errKnownLost)
+	}
+	e.announce()
+	e.mu.Unlock()
+	l.c.untrack(l)
+}

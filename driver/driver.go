@@ -6,15 +6,24 @@
 // auto-extension, validation, counters) and drivers are used through it, the
 // way database/sql uses database/sql/driver.
 //
-// A driver speaks one backend's protocol and makes exactly one attempt per call.
-// It never retries, never waits for a held key to be released, and never
-// judges validity on the client's clock: the core does all of that. The core
-// calls a driver's methods concurrently from many goroutines; every method must
-// be safe for concurrent use.
+// A driver speaks one backend's protocol and makes one attempt per call.
+// It never waits for a held key to be released, and never judges validity on
+// the client's clock: the core does all of that. The core calls a driver's
+// methods concurrently from many goroutines; every method must be safe for
+// concurrent use.
 //
-// Optional capabilities are separate interfaces that a [Conn] may implement
-// ([Extender], [Waiter], [Transferer], [Pinger], [Inspector]); the core discovers them by type
-// assertion and documents what it does without them.
+// A driver does not retry an operation: the core decides what comes next.
+// Within one call, a driver may re-send a request in two cases only. The
+// request provably never reached a server: the dial failed, the connection
+// was refused, or the client library reports it unsent. Or sending it again
+// cannot change the outcome: a read, or a write whose first sending the
+// driver checked first (ZooKeeper's driver looks for the node a lost create
+// may have made before it creates again).
+//
+// Optional capabilities are separate interfaces. A [Conn] may implement
+// [Extender], [LeaseConn], [Waiter], [Transferer], [Pinger], [Inspector] and
+// [Dropper]; a [Driver] may implement [DialerDriver]. The core discovers
+// them by type assertion and documents what it does without them.
 //
 // Keys and values handed to a driver have been validated by the core: a key is
 // 1 to 512 bytes of valid UTF-8 without NUL bytes, and a value is a string of
@@ -25,6 +34,7 @@ package driver
 import (
 	"context"
 	"errors"
+	"net"
 	"time"
 )
 
@@ -92,6 +102,16 @@ type Lease struct {
 	// Fenced reports whether Token is set. A driver that cannot give tokens
 	// leaves it false.
 	Fenced bool
+
+	// State is the driver's own record of this grant, a revision say. The
+	// core never reads it. It hands the Lease back to [LeaseConn] methods.
+	State any
+
+	// Lost, if not nil, is closed by the driver when it learns that this
+	// grant is lost: a session expired, a lease was revoked. The core then
+	// ends the lock at once, as known lost. Without it, the core learns of
+	// a loss at the next extension, or when the validity runs out.
+	Lost <-chan struct{}
 }
 
 // Conn is a connection to a lock backend (often a pool of network
@@ -130,6 +150,22 @@ type Extender interface {
 	// changes nothing. An expired lease must never be revived, even if no
 	// one else took the key in the meantime.
 	Extend(ctx context.Context, key, value string, ttl time.Duration) error
+}
+
+// LeaseConn is implemented by a [Conn] that needs a grant's [Lease] back
+// to extend or release it, to compare a revision say. For a lock it holds,
+// the core then calls ExtendLease instead of [Extender.Extend], and
+// ReleaseLease instead of [Conn.Release]. The cleanup after a failed
+// acquisition, whose lease the core never saw, still calls Conn.Release,
+// so that must work by value alone.
+type LeaseConn interface {
+	// ExtendLease is Extender.Extend for the grant lease. It returns the
+	// lease to hand back next time. Token and Fenced must not change.
+	ExtendLease(ctx context.Context, key, value string, lease Lease, ttl time.Duration) (Lease, error)
+
+	// ReleaseLease is Conn.Release for the grant lease, as last returned
+	// by Acquire or ExtendLease.
+	ReleaseLease(ctx context.Context, key, value string, lease Lease) error
 }
 
 // Transferer is implemented by a [Conn] that can pass a held lease straight
@@ -189,6 +225,31 @@ type Inspector interface {
 	// Inspect reports the current holder of key. If nobody holds it, it
 	// returns held == false and a nil error.
 	Inspect(ctx context.Context, key string) (h Holder, held bool, err error)
+}
+
+// Dropper is implemented by a [Conn] whose DSN names a namespace of its
+// own: a table, a collection, a key prefix, a chroot, a bucket. Tests and
+// tools that work in a scratch namespace drop it when they end. Without
+// it, what they leave stays until its TTL runs out, and the namespace
+// stays.
+type Dropper interface {
+	// Drop deletes the namespace and every key in it, held or not. Locks
+	// on it are lost. It is for scratch namespaces only.
+	Drop(ctx context.Context) error
+}
+
+// DialFunc dials a server, as [net.Dialer.DialContext] does.
+type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
+
+// DialerDriver is implemented by a [Driver] whose every connection to a
+// server can go through a dialer of the caller's, including connections to
+// servers the client library discovers itself. Fault injection uses it to
+// slow, stall or cut connections below the client library. Without it,
+// faults can be injected only by a proxy that the DSN names.
+type DialerDriver interface {
+	// OpenConnectorDialer is OpenConnector, with every connection dialed
+	// by dial.
+	OpenConnectorDialer(dsn string, dial DialFunc) (Connector, error)
 }
 
 // Holder describes the holder of a key, as reported by [Inspector.Inspect].
