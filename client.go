@@ -135,7 +135,7 @@ func (c *Client) Close() error {
 	}
 	close(c.closing)
 	c.drain()
-	c.letGo(locks)
+	c.releaseAll(locks)
 	var errs []error
 	if cn := c.conn.Load(); cn != nil {
 		errs = append(errs, cn.Close())
@@ -168,14 +168,14 @@ func (c *Client) drain() {
 	}
 }
 
-// letGo releases locks, at once, each under its own timeout.
-func (c *Client) letGo(locks []*Lock) {
+// releaseAll releases locks, at once, each under its own timeout.
+func (c *Client) releaseAll(locks []*Lock) {
 	var wg sync.WaitGroup
 	for _, l := range locks {
 		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 			defer cancel()
-			l.letGo(ctx)
+			l.releaseOnClose(ctx)
 		})
 	}
 	wg.Wait()

@@ -32,8 +32,9 @@ type Lock struct {
 	until atomic.Int64 // ValidUntil, as nanoseconds after start
 	end   lockEnd      // Done's channel and timer
 
-	mu    sync.Mutex // serialises Extend and Release; state changes under it, but for Done's timer
+	mu    sync.Mutex // serialises Extend and Release; state changes under it, but for Done's timer and Lease.Lost
 	state stateVar
+	cause atomic.Pointer[error] // why the lock ended, where its state does not say (see lockState)
 
 	prev, next *Lock // in the client's held locks; guarded by Client.heldMu
 }
@@ -88,7 +89,7 @@ func (l *Lock) extend(ctx context.Context, ttl time.Duration) error {
 	deadline := l.ValidUntil()
 	start := time.Now()
 	if !start.Before(deadline) {
-		l.lapse(deadline, errValidityRanOut)
+		l.expire(deadline, errValidityRanOut)
 		return opError("extend", l.key, fmt.Errorf("%w: its validity ran out", ErrNotHeld))
 	}
 	dctx, cancel := context.WithDeadline(ctx, deadline)
@@ -141,16 +142,16 @@ func (l *Lock) extended(ctx context.Context, ttl time.Duration, start, deadline 
 		return nil
 	case err == nil:
 		// Extended, but too late to count: give the key back.
-		l.lapse(deadline, errValidityRanOut)
+		l.expire(deadline, errValidityRanOut)
 		l.giveBack(ctx)
 		return fmt.Errorf("%w: the extension came back after its validity ran out", ErrNotHeld)
 	case errors.Is(err, driver.ErrNotHeld):
-		l.lapse(start, errKnownLost)
-		l.forget(gone)
+		l.expire(start, errKnownLost)
+		l.finish(lost, &errKnownLost)
 		return translate(err, driver.ErrNotHeld, ErrNotHeld)
 	case !inTime:
 		// The extension may have landed: give the key back.
-		l.lapse(deadline, errValidityRanOut)
+		l.expire(deadline, errValidityRanOut)
 		l.giveBack(ctx)
 		return fmt.Errorf("%w: its validity ran out during the extension: %w", ErrNotHeld, err)
 	}
@@ -181,8 +182,8 @@ func (l *Lock) Release(ctx context.Context) error {
 // release is Release, without its trace.
 func (l *Lock) release(ctx context.Context) error {
 	if !l.c.enter() {
-		if l.state.Load() == letGo {
-			return nil
+		if l.state.Load() == closed && l.cause.Load() == nil {
+			return nil // Close released it
 		}
 		return opError("release", l.key, ErrClosed)
 	}
@@ -251,21 +252,25 @@ func (l *Lock) handOver(ctx context.Context, h *handover, start time.Time) error
 	return opError("release", l.key, err)
 }
 
-// lapse marks the lock as lost at instant t, for why, counting it once,
-// and announces its end. l.mu must be held.
-func (l *Lock) lapse(t time.Time, why error) {
+// expire marks the lock as lost at instant t, for why, counting it once,
+// and announces its end. The backend may still keep the lease. l.mu must
+// be held.
+func (l *Lock) expire(t time.Time, why error) {
 	l.endBy(t)
-	if l.state.CompareAndSwap(held, lapsed) {
+	if l.state.CompareAndSwap(held, expired) {
 		l.c.stats.lost.Add(1)
 		l.c.lost(context.Background(), l.key, why)
 	}
 	l.announceEnd()
 }
 
-// forget records that the lock ended in state s (one of the ended
-// states): it is no longer among its client's held locks, and its end is
-// announced. l.mu must be held.
-func (l *Lock) forget(s lockState) {
+// finish records that the lock ended in state s (one of the ended
+// states), for why if s does not say it all: it is no longer among its
+// client's held locks, and its end is announced. l.mu must be held.
+func (l *Lock) finish(s lockState, why *error) {
+	if why != nil {
+		l.cause.Store(why)
+	}
 	l.state.Store(s)
 	l.c.untrack(l)
 	l.announceEnd()
@@ -276,14 +281,14 @@ func (l *Lock) forget(s lockState) {
 func (l *Lock) recordRelease(start time.Time) {
 	l.endBy(start)
 	l.c.stats.released.Add(1)
-	l.forget(released)
+	l.finish(released, nil)
 }
 
 // notHeld records that the backend, asked at start, said that the lock was
 // not held, and returns Release's error. l.mu must be held.
 func (l *Lock) notHeld(start time.Time, err error) error {
-	l.lapse(start, errKnownLost)
-	l.forget(gone)
+	l.expire(start, errKnownLost)
+	l.finish(lost, &errKnownLost)
 	return opError("release", l.key, translate(err, driver.ErrNotHeld, ErrNotHeld))
 }
 
@@ -293,7 +298,7 @@ func (l *Lock) notHeld(start time.Time, err error) error {
 // be held.
 func (l *Lock) giveBack(ctx context.Context) {
 	if l.c.cleanup(ctx, l.cn, l.key, l.value, nil) == nil {
-		l.forget(givenBack)
+		l.finish(lost, &errValidityRanOut)
 	}
 }
 
@@ -330,17 +335,17 @@ func (l *Lock) discard() {
 	l.giveBack(ctx)
 }
 
-// letGo releases the lock for its client's Close, which has taken it off
-// the client's held locks and waits for no other operation of the client:
-// it announces the end first, so that Do's function stops, then releases
-// the lease under ctx.
-func (l *Lock) letGo(ctx context.Context) {
+// releaseOnClose releases the lock for its client's Close, which has taken
+// it off the client's held locks and waits for no other operation of the
+// client: it announces the end first, so that Do's function stops, then
+// releases the lease under ctx.
+func (l *Lock) releaseOnClose(ctx context.Context) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.state.Load().ended() {
 		return
 	}
-	l.state.Store(letGo)
+	l.state.Store(closed)
 	l.announceEnd()
 	err := l.sendRelease(ctx)
 	switch {
@@ -349,7 +354,7 @@ func (l *Lock) letGo(ctx context.Context) {
 		l.c.stats.released.Add(1)
 	case errors.Is(err, driver.ErrNotHeld):
 	default:
-		l.state.Store(stranded)
+		l.cause.Store(&errNotReleased)
 		l.c.warn(ctx, "lock: Close could not release a lock; the key stays held until its TTL runs out", "key", l.key, "err", err)
 	}
 }

@@ -8,22 +8,22 @@ import (
 	"time"
 )
 
-// lockState is what a Lock knows of its lease.
+// lockState is what a Lock knows of its lease. A Lock starts held and
+// ends in one of the other states, once; Lock.cause adds the reason where
+// a state has two.
 type lockState uint32
 
 const (
-	held      lockState = iota // held, as far as the Lock knows
-	lapsed                     // lost (counted in Stats.Lost), but the backend may still keep the lease: Release still asks it to let go
-	released                   // released, or handed over, by its holder
-	gone                       // known not to be held by the backend
-	givenBack                  // its validity ran out, and it was released
-	letGo                      // released by its client's Close
-	stranded                   // its client's Close failed to release it: it expires by its TTL
+	held     lockState = iota // valid, as far as the Lock knows
+	expired                   // its validity ran out (counted in Stats.Lost); the backend may still keep the lease, so Release still asks it to let go
+	lost                      // the backend does not hold it; cause says why (default errKnownLost)
+	released                  // released, or handed over, by its holder
+	closed                    // its client's Close released it; cause is set if that failed
 )
 
 // ended reports whether s is a state in which the Lock is certainly not
 // held by the backend, or can no longer ask it.
-func (s lockState) ended() bool { return s >= released }
+func (s lockState) ended() bool { return s >= lost }
 
 // stateVar is a lockState read without the Lock's mutex.
 type stateVar struct{ v atomic.Uint32 }
@@ -72,9 +72,9 @@ func (l *Lock) Done() <-chan struct{} {
 		case e.over:
 			close(e.ch)
 		case d <= 0:
-			l.expired()
+			l.runOut()
 		default:
-			e.timer = time.AfterFunc(d, l.expire)
+			e.timer = time.AfterFunc(d, l.timerFired)
 		}
 	}
 	return e.ch
@@ -84,6 +84,7 @@ var (
 	errValidityRanOut = fmt.Errorf("%w: its validity ran out", ErrLost)
 	errKnownLost      = fmt.Errorf("%w: the backend no longer holds it (%w)", ErrLost, ErrNotHeld)
 	errReleased       = fmt.Errorf("%w: released", ErrNotHeld)
+	errNotReleased    = fmt.Errorf("%w: Close could not release it", ErrClosed)
 )
 
 // Err returns nil while the lock is valid. After that, it says why it
@@ -97,9 +98,12 @@ func (l *Lock) Err() error {
 			return nil
 		}
 		return errValidityRanOut
-	case lapsed, givenBack:
+	case expired:
 		return errValidityRanOut
-	case gone:
+	case lost:
+		if why := l.cause.Load(); why != nil {
+			return *why
+		}
 		return errKnownLost
 	case released:
 		return errReleased
@@ -115,9 +119,9 @@ type lockEnd struct {
 	over  bool          // the end has been announced (ch closed, if made)
 }
 
-// expire runs when the timer of Done fires: it ends the lock if its
+// timerFired runs when the timer of Done fires: it ends the lock if its
 // validity has passed, and sets the timer again if an extension moved it.
-func (l *Lock) expire() {
+func (l *Lock) timerFired() {
 	e := &l.end
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -128,13 +132,13 @@ func (l *Lock) expire() {
 		e.timer.Reset(d)
 		return
 	}
-	l.expired()
+	l.runOut()
 }
 
-// expired ends the lock whose validity passed without an extension,
+// runOut ends the lock whose validity passed without an extension,
 // counting it lost. l.end.mu must be held.
-func (l *Lock) expired() {
-	if l.state.CompareAndSwap(held, lapsed) {
+func (l *Lock) runOut() {
+	if l.state.CompareAndSwap(held, expired) {
 		l.c.stats.lost.Add(1)
 		l.c.lost(context.Background(), l.key, errValidityRanOut)
 	}
@@ -180,17 +184,17 @@ func (l *Lock) prolong(t time.Time) bool {
 	return true
 }
 
-// watchLost ends l as known lost when the driver closes lost, unless l
-// ended first.
-func (l *Lock) watchLost(lost <-chan struct{}) {
+// watchLost ends l as known lost when the driver closes signal
+// (Lease.Lost), unless l ended first.
+func (l *Lock) watchLost(signal <-chan struct{}) {
 	select {
 	case <-l.Done():
 		return
-	case <-lost:
+	case <-signal:
 	}
 	e := &l.end
 	e.mu.Lock()
-	if l.state.CompareAndSwap(held, gone) {
+	if l.state.CompareAndSwap(held, lost) {
 		l.endBy(time.Now())
 		l.c.stats.lost.Add(1)
 		l.c.lost(context.Background(), l.key, errKnownLost)
