@@ -38,54 +38,25 @@
 //
 // # TTLs are sessions
 //
-// A ZooKeeper lock lives as long as its holder's session, not for a TTL.
-// The driver maps one onto the other: a lock of TTL t is a node of a
-// session whose timeout is t, negotiated with the ensemble and read back
-// from its answer (a TTL the servers' minSessionTimeout and
-// maxSessionTimeout do not allow fails with an error matching
-// [ErrSessionTimeout]). So a holder that vanishes (its process dies or
-// stops, or is cut off) loses the lock when the ensemble expires its
-// session: at most t (plus a tick) after it was last heard from. Each
-// client keeps one session per TTL it uses, opened at first use.
-//
-// The core's validity, start + t - drift, never outlasts what the
-// ensemble promises: the request that creates the node, and each
-// extension's request, reach the ensemble after the core read its clock,
-// and a session lives at least its timeout after its last request. A holder
-// that is still connected but neither extends nor releases the lock loses
-// it too: the driver deletes the node when the lease runs out. Extend
-// confirms through the leader (a sync, then a read) that the node still
-// exists in a live session; an extension to another TTL moves the node, in
-// one transaction, to the session of that TTL, keeping its place and its
-// token.
+// A ZooKeeper lock lives as long as its holder's session. A lock of TTL t
+// is a node of a session whose timeout is t, as the ensemble negotiated it.
+// A TTL that the servers' session bounds refuse fails with an error
+// matching [ErrSessionTimeout]. Each client keeps one session per TTL it
+// uses. A holder that vanishes loses the lock when the ensemble expires its
+// session. A holder that neither extends nor releases loses it too: the
+// driver deletes the node when the lease runs out.
 //
 // A connection lost to one member is not a lock lost: the client moves the
-// session to another member, and the lock stays as long as that happens
-// within the session's timeout. Meanwhile operations are retried (within
-// request_timeout) and extensions fail, and if none succeeds before the
-// lock's validity passes, the core ends the lock ([lock.Lock.Done] is
-// closed, [lock.Client.Do] cancels its function) even though the node may
-// live on; the driver deletes it once it can. If the session expires, the
-// ensemble has deleted the node: the next extension says the lock is not
-// held, and the core ends the lock then, if its validity had not passed
-// already. It always has: the session expires no earlier than its timeout
-// after the last extension.
+// session to another member within its timeout. Extensions fail meanwhile,
+// and the core ends the lock at its validity if none succeeds.
 //
-// What it does not guarantee, and what to do about it:
-//   - A process paused past its session's timeout (a stop, a long GC pause, a
-//     VM migration) loses its lock while it believes, until it looks at the
-//     clock, that it holds it. Pass the token to the resource: see package
-//     fencing. The tests show a stopped holder's write refused.
-//   - Waiters are not served in order: an acquisition makes one attempt and
-//     gives way at once if another attempt came first (the core does the
-//     waiting), so each release wakes every waiting client once, and they
-//     race. Within one client the core queues its own waiters.
-//   - Reads are the member's own, which may lag behind the leader; the
-//     driver decides "held" only after a sync or after its own write, so a
-//     release is seen by every client as soon as it returned.
+// What it does not guarantee:
+//   - A process paused past its session's timeout loses its lock while it
+//     believes it holds it. Pass the token to the resource (package fencing).
+//   - Waiters of different clients are not served in order: each release
+//     wakes them once, and they race. Within one client the core queues them.
 //   - A connection given to [New] serves only the TTL equal to its session
-//     timeout, and the driver cannot give up a hung member on it faster
-//     than the client does (two thirds of the session timeout).
+//     timeout.
 //
 // The design, the argument for its safety, and the measurements behind it
 // are in DESIGN.md beside this file.
