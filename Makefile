@@ -29,7 +29,7 @@ demo:
 
 ## test: start the test servers, run every module's tests with -race in one go command (and the
 ## allocation tests without it), stop the servers (also on failure).
-test: modules-check
+test: modules-check tidy-check
 	@scripts/services.sh up
 	@set -o pipefail; $(SERVICES_ENV); \
 	  status=0; \
