@@ -4,13 +4,18 @@ GO    ?= go
 # Exported so that test packages that need a server find it (see scripts/services.sh env).
 SERVICES_ENV = eval "$$(scripts/services.sh env)"
 # Every module of the repository, found by its go.mod (scripts/ holds build
-# helpers of our servers, not modules of ours). go.work lists the same set,
-# so one go command can build and test them all: `make modules-check` says
-# when the two differ.
-MODULES  := $(shell find . -name go.mod -not -path './scripts/*' -not -path './.git/*' -printf '%h\n' | sort)
+# helpers of our servers, and tools/ pins the tools we run, not modules of
+# the library). go.work lists the same set, so one go command can build and
+# test them all: `make modules-check` says when the two differ.
+MODULES  := $(shell find . -name go.mod -not -path './scripts/*' -not -path './tools/*' -not -path './.git/*' -printf '%h\n' | sort)
 PACKAGES := $(addsuffix /...,$(MODULES))
 
-.PHONY: demo test test-short vet fmt bench services-up services-down modules-check tidy-check
+# staticcheck's version is the one tools/go.mod requires. tools/ stays out of
+# go.work, so its dependencies never change the versions our modules resolve.
+STATICCHECK_VERSION = $(shell awk '$$1 == "honnef.co/go/tools" { print $$2 }' tools/go.mod)
+STATICCHECK         = .cache/staticcheck-$(STATICCHECK_VERSION)
+
+.PHONY: demo test test-short vet fmt bench services-up services-down modules-check tidy-check staticcheck
 
 ## demo: start the test servers, compare every driver side by side (distlock bench: a table, and
 ## $(DEMO_OUT)/bench.svg and bench.json), run the fencing example, stop the servers (also on failure).
@@ -27,9 +32,9 @@ demo:
 	  $(GO) run ./examples/fencing || status=$$?; \
 	  exit $$status
 
-## test: start the test servers, run every module's tests with -race in one go command (and the
-## allocation tests without it), stop the servers (also on failure).
-test: modules-check tidy-check
+## test: run staticcheck, start the test servers, run every module's tests with -race in one go
+## command (and the allocation tests without it), stop the servers (also on failure).
+test: modules-check tidy-check staticcheck
 	@scripts/services.sh up
 	@set -o pipefail; $(SERVICES_ENV); \
 	  status=0; \
@@ -53,9 +58,20 @@ modules-check:
 	  have="$$($(GO) list -m -f '{{.Dir}}' | sed "s#^$$PWD/\?##" | sort)"; \
 	  [ "$$want" = "$$have" ] || { echo "go.work and the go.mod files differ:"; diff <(echo "$$want") <(echo "$$have"); exit 1; }
 
-## tidy-check: go mod tidy would change no module's go.mod or go.sum.
+## tidy-check: go mod tidy would change no module's go.mod or go.sum (tools/ included).
 tidy-check:
-	@for m in $(MODULES); do (cd $$m && GOWORK=off $(GO) mod tidy -diff >/dev/null) || { echo "go mod tidy: $$m is not tidy"; exit 1; }; done
+	@for m in $(MODULES) ./tools; do (cd $$m && GOWORK=off $(GO) mod tidy -diff >/dev/null) || { echo "go mod tidy: $$m is not tidy"; exit 1; }; done
+
+## staticcheck: every module's packages, their tests and the files of the servers tag (no file
+## excludes that tag, so this one run sees every file). Fails on any finding.
+staticcheck: modules-check $(STATICCHECK)
+	$(STATICCHECK) -tags servers $(PACKAGES)
+
+# The pinned staticcheck, built from tools/ outside the workspace. A new
+# version in tools/go.mod is a new file name, so it is built again.
+$(STATICCHECK):
+	@mkdir -p $(@D)
+	cd tools && GOWORK=off $(GO) build -o ../$@ honnef.co/go/tools/cmd/staticcheck
 
 ## bench: benchmarks with allocation counts (servers must be up for driver benchmarks).
 bench:

@@ -223,10 +223,8 @@ func contend(b *testing.B, newMutex func(key string) mutex, im impl) {
 	b.ReportMetric(float64(gaveUp.Load())/float64(b.N), "gaveup/op")
 	b.ReportMetric(float64(unlockFailed.Load())/float64(b.N), "unlockfailed/op")
 	latency.Report(b, "wait-", "ms", lats...)
-	if im != nil {
-		if _, ok := im.(interface{ stats() lock.Stats }); ok {
-			reportStats(b, im)
-		}
+	if _, ok := im.(interface{ stats() lock.Stats }); ok {
+		reportStats(b, im)
 	}
 }
 

@@ -450,13 +450,13 @@ func nemesis(t *testing.T, p Processes, dir string, workers []*exec.Cmd, stop ti
 			for _, i := range picked {
 				p.Faults.Restart(t, i)
 			}
-		default:
-			p.Actions[kind](t)
 		case "pause-holder":
 			w := holder(dir, workers, rng, time.Now().Add(time.Second))
 			w.Process.Signal(syscall.SIGSTOP)
 			time.Sleep(p.TTL * 3 / 2)
 			w.Process.Signal(syscall.SIGCONT)
+		default:
+			p.Actions[kind](t)
 		}
 	}
 }

@@ -42,7 +42,7 @@ func setup(t *testing.T, recordKeys bool) (*lock.Client, *lock.Client, *tracetes
 func attrs(kvs []attribute.KeyValue) map[string]string {
 	m := make(map[string]string)
 	for _, kv := range kvs {
-		m[string(kv.Key)] = kv.Value.Emit()
+		m[string(kv.Key)] = kv.Value.String()
 	}
 	return m
 }
@@ -103,7 +103,7 @@ func TestSpansAndMetrics(t *testing.T) {
 			case metricdata.Sum[int64]:
 				for _, p := range d.DataPoints {
 					o, _ := p.Attributes.Value("distlock.outcome")
-					counts[m.Name+"/"+o.Emit()] += p.Value
+					counts[m.Name+"/"+o.String()] += p.Value
 				}
 			case metricdata.Histogram[float64]:
 				if m.Name == "distlock.hold" {

@@ -107,12 +107,6 @@ func floorMillis(t time.Time) bson.DateTime {
 	return bson.DateTime(ms)
 }
 
-// hiNow returns the latest time the server's clock can read now.
-func (c *serverClock) hiNow() time.Time {
-	_, hi := c.bounds(time.Now())
-	return hi
-}
-
 // age returns how long ago the current measurement was taken.
 func (c *serverClock) age() time.Duration {
 	return time.Since(c.sample.Load().at)

@@ -14,11 +14,11 @@ import (
 	"github.com/distlock/lock/internal/testenv"
 )
 
-// timed runs f and returns its error and how long it took.
-func timed(f func() error) (error, time.Duration) {
+// timed runs f and returns how long it took and its error.
+func timed(f func() error) (time.Duration, error) {
 	start := time.Now()
 	err := f()
-	return err, time.Since(start)
+	return time.Since(start), err
 }
 
 // acquireOnce is a TryAcquire that releases what it got.
@@ -59,7 +59,7 @@ func TestAcquire_wrongPasswordIsMisconfigured(t *testing.T) {
 	const wrong = "not-the-password-4711"
 	u.User = url.UserPassword(u.User.Username(), wrong)
 	c := open(t, withParams(u.String(), "distlock_database", testDB))
-	err, took := timed(func() error { _, err := c.Acquire(context.Background(), "k"); return err })
+	took, err := timed(func() error { _, err := c.Acquire(context.Background(), "k"); return err })
 	t.Logf("after %v: %v", took, err)
 	if !errors.Is(err, lock.ErrMisconfigured) || took > time.Second {
 		t.Errorf("Acquire took %v and returned %v, want an error matching ErrMisconfigured within 1s", took, err)
@@ -86,7 +86,7 @@ func TestAcquire_wrongEndIsMisconfigured(t *testing.T) {
 		"certificate not trusted": u.String(),
 	} {
 		c := open(t, dsn)
-		err, took := timed(func() error { _, err := c.Acquire(context.Background(), "k"); return err })
+		took, err := timed(func() error { _, err := c.Acquire(context.Background(), "k"); return err })
 		t.Logf("%s: after %v: %v", name, took, err)
 		if !errors.Is(err, lock.ErrMisconfigured) || took > time.Second {
 			t.Errorf("%s: Acquire took %v and returned %v, want an error matching ErrMisconfigured within 1s", name, took, err)
@@ -101,7 +101,7 @@ func TestAcquire_closedPortIsUnavailable(t *testing.T) {
 	for name, call := range map[string]func(context.Context, string, ...lock.Option) (*lock.Lock, error){
 		"TryAcquire": c.TryAcquire, "Acquire": c.Acquire,
 	} {
-		err, took := timed(func() error { _, err := call(context.Background(), "k"); return err })
+		took, err := timed(func() error { _, err := call(context.Background(), "k"); return err })
 		t.Logf("%s: after %v: %v", name, took, err)
 		if !errors.Is(err, lock.ErrUnavailable) || took > 500*time.Millisecond {
 			t.Errorf("%s took %v and returned %v, want an error matching ErrUnavailable within 500ms", name, took, err)
@@ -118,7 +118,7 @@ func TestTryAcquire_serverGoneIsUnavailable(t *testing.T) {
 	}
 	p.shut()
 	for range 2 { // on the connection the server closed, then on a new one
-		err, took := timed(func() error { return acquireOnce(context.Background(), c) })
+		took, err := timed(func() error { return acquireOnce(context.Background(), c) })
 		t.Logf("after %v: %v", took, err)
 		if !errors.Is(err, lock.ErrUnavailable) || took > time.Second {
 			t.Errorf("TryAcquire took %v and returned %v, want an error matching ErrUnavailable within 1s", took, err)
@@ -131,7 +131,7 @@ func TestTryAcquire_serverGoneIsUnavailable(t *testing.T) {
 func TestTryAcquire_silentServerEndsAtRequestTimeout(t *testing.T) {
 	const timeout = 500 * time.Millisecond
 	c := open(t, "mongodb://"+newProxy(t, "").addr()+"/?distlock_request_timeout="+timeout.String())
-	err, took := timed(func() error { return acquireOnce(context.Background(), c) })
+	took, err := timed(func() error { return acquireOnce(context.Background(), c) })
 	t.Logf("after %v: %v", took, err)
 	if !errors.Is(err, lock.ErrUnavailable) || took < timeout || took > timeout+200*time.Millisecond {
 		t.Errorf("TryAcquire took %v and returned %v, want an error matching ErrUnavailable after %v", took, err, timeout)
@@ -144,7 +144,7 @@ func TestTryAcquire_silentServerKeepsCallerDeadline(t *testing.T) {
 	c := open(t, "mongodb://"+newProxy(t, "").addr()+"/")
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)
 	defer cancel()
-	err, took := timed(func() error { return acquireOnce(ctx, c) })
+	took, err := timed(func() error { return acquireOnce(ctx, c) })
 	t.Logf("after %v (%v late): %v", took, took-deadline, err)
 	if !errors.Is(err, context.DeadlineExceeded) || took > deadline+100*time.Millisecond {
 		t.Errorf("TryAcquire took %v and returned %v, want context.DeadlineExceeded within 100ms of %v", took, err, deadline)
@@ -168,7 +168,7 @@ func TestClose_callInFlightOnSilentServer(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- acquireOnce(context.Background(), c) }()
 	time.Sleep(100 * time.Millisecond)
-	closeErr, took := timed(c.Close)
+	took, closeErr := timed(c.Close)
 	err = <-done
 	t.Logf("Close after %v (%v); the call: %v", took, closeErr, err)
 	if !errors.Is(err, lock.ErrUnavailable) {

@@ -156,7 +156,7 @@ func doExtended(ctx context.Context, w io.Writer, c, other *lock.Client, key str
 	extended := c.Stats().Extended - before
 	fmt.Fprintf(w, "do: done and released; Do extended the lease %d times\n", extended)
 	if extended == 0 {
-		return errors.New("Do never extended the lease")
+		return errors.New("the lease was never extended during Do")
 	}
 	return nil
 }

@@ -53,7 +53,7 @@ func MisconfiguredEndsAtOnce(t *testing.T, driverName string) {
 			for i := range urls {
 				urls[i] = c.url(i)
 			}
-			err, took, logs := acquireUntilItEnds(t, driverName, strings.Join(urls, ","))
+			took, logs, err := acquireUntilItEnds(t, driverName, strings.Join(urls, ","))
 			t.Logf("after %v: %v", took.Round(time.Millisecond), err)
 			if !errors.Is(err, lock.ErrMisconfigured) {
 				t.Errorf("Acquire = %v, want an error matching ErrMisconfigured", err)
@@ -74,11 +74,11 @@ func MisconfiguredEndsAtOnce(t *testing.T, driverName string) {
 }
 
 // acquireUntilItEnds opens a client of dsn and calls its Acquire with
-// context.Background(), and returns its error, how long it took, and what
-// the client and slog.Default logged at warn level or above meanwhile. An
+// context.Background(), and returns how long it took, what the client and
+// slog.Default logged at warn level or above meanwhile, and its error. An
 // Acquire still running after 20s fails the test, and is ended by closing
 // the client.
-func acquireUntilItEnds(t *testing.T, driverName, dsn string) (err error, took time.Duration, warnings string) {
+func acquireUntilItEnds(t *testing.T, driverName, dsn string) (took time.Duration, warnings string, err error) {
 	t.Helper()
 	var logs logLines
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -111,7 +111,7 @@ func acquireUntilItEnds(t *testing.T, driverName, dsn string) (err error, took t
 	if err == nil {
 		t.Fatal("Acquire succeeded")
 	}
-	return err, took, logs.String()
+	return took, logs.String(), err
 }
 
 // logLines collects a log handler's lines, which the client's goroutines
@@ -153,7 +153,7 @@ func RefusedEverywhereEndsAfterMaxUnavailable(t *testing.T, driverName string) {
 		urls[i] = "redis://" + l.Addr().String()
 		l.Close() // nothing listens there now: every dial is refused
 	}
-	err, took, logs := acquireUntilItEnds(t, driverName, strings.Join(urls, ","))
+	took, logs, err := acquireUntilItEnds(t, driverName, strings.Join(urls, ","))
 	t.Logf("after %v: %v", took.Round(time.Millisecond), err)
 	if !errors.Is(err, lock.ErrUnavailable) || errors.Is(err, lock.ErrMisconfigured) {
 		t.Errorf("Acquire = %v, want an error matching ErrUnavailable and not ErrMisconfigured", err)
