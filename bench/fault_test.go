@@ -21,7 +21,7 @@ import (
 
 var (
 	faultOps        = flag.Int("fault.ops", 10000, "acquire+release operations per implementation of ours in TestHungMinority")
-	faultRun        = flag.Bool("fault", false, "run TestHungMinority, a measurement of minutes (make test leaves it out)")
+	faultEnabled    = flag.Bool("fault", false, "run TestHungMinority, a measurement of minutes (make test leaves it out)")
 	faultRedsyncOps = flag.Int("fault.redsync-ops", 3, "operations per implementation of redsync in TestHungMinority (each takes seconds, or forever)")
 )
 
@@ -143,7 +143,7 @@ func runFaulty(m mutex, ops int, perOp time.Duration) faultRun {
 // acceptance: p99 under 50ms, and goroutines that do not grow), redsync
 // -fault.redsync-ops times.
 func TestHungMinority(t *testing.T) {
-	if !*faultRun {
+	if !*faultEnabled {
 		t.Skip("a measurement of minutes that leaves redsync's hung calls behind: run it with -fault")
 	}
 	addrs := servers(t)
