@@ -168,19 +168,21 @@ func (f *Faults) Restart(t *testing.T, i int) {
 	}
 }
 
-// repoRoot finds the repository's root from the test's directory.
+// repoRoot finds the repository's root from the test's directory: the
+// nearest directory above it that holds scripts/services.sh. (A go.mod
+// does not mark it: each driver is a module of its own.)
 func repoRoot(t *testing.T) string {
 	dir, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+		if _, err := os.Stat(filepath.Join(dir, "scripts", "services.sh")); err == nil {
 			return dir
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			t.Fatal("redistest: no go.mod above the test's directory")
+			t.Fatal("redistest: no scripts/services.sh above the test's directory")
 		}
 		dir = parent
 	}
