@@ -29,8 +29,8 @@ func (f *fakeNode) requests() int {
 func TestBreaker_admit(t *testing.T) {
 	const ms = int64(time.Millisecond)
 	silent := 2 * time.Millisecond
-	var b breaker
-	b.answered.Store(math.MinInt64 / 2) // as newRedlock leaves it
+	var b health
+	b.answered.Store(math.MinInt64 / 2) // as newHealth leaves it
 	timedOutCtx, cancel := context.WithDeadline(context.Background(), time.Now())
 	defer cancel()
 	admitN := func(now int64, n int) (admitted int) {
@@ -174,7 +174,7 @@ func testBreaker(t *testing.T, socketTimeouts bool) {
 	// The fake counts a request in after the breaker and out before it.
 	drained := func() bool {
 		for i := range hung {
-			b := &r.breakers[3+i]
+			b := &r.health[3+i]
 			if b.timeouts.Load() < breakAfter {
 				return false
 			}
@@ -274,7 +274,7 @@ func TestRelease_heldBackByABreakerIsSentLater(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	b := &r.breakers[4]
+	b := &r.health[4]
 	b.timeouts.Store(breakAfter) // open, with its probe out
 	b.probing.Store(true)
 	if err := r.Release(ctx, key, "v"); err != nil {

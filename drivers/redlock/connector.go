@@ -61,6 +61,7 @@ func (c *connector) String() string { return describe(c.names, c.cfg) }
 // GoString is String, so that %#v shows no password either.
 func (c *connector) GoString() string { return c.String() }
 
+// Connect returns a Redlock over the connector's nodes.
 func (c *connector) Connect(context.Context) (driver.Conn, error) {
 	nodes := c.nodes()
 	if err := checkNodes(nodes); err != nil {

@@ -31,6 +31,8 @@ func (n *failingNode) Subscribe(context.Context) (Subscriber, error) { return ni
 func (n *failingNode) String() string                                { return n.name }
 func (n *failingNode) Close() error                                  { return nil }
 
+//lint:file-ignore ST1005 the Redis replies here are quoted verbatim, punctuation included.
+
 // Node errors that retrying cannot fix, as the Redis clients report them.
 var misconfiguredErrs = map[string]error{
 	"WRONGPASS":         errors.New("WRONGPASS invalid username-password pair or user is disabled."),
@@ -134,7 +136,7 @@ func openBreakers(t *testing.T, hung []int) (*Redlock, []*fakeNode) {
 	for n := 0; ; n++ {
 		open := true
 		for _, i := range hung {
-			open = open && r.breakers[i].open()
+			open = open && r.health[i].open()
 		}
 		if open {
 			return r, fs
@@ -167,7 +169,7 @@ func TestAcquire_hungMajorityFailsWithinPatience(t *testing.T) {
 		t.Errorf("Acquire took %v, want about the patience (%v)", took, DefaultNodeTimeout)
 	}
 	for _, i := range []int{0, 1, 2} {
-		if !r.breakers[i].probing.Load() {
+		if !r.health[i].probing.Load() {
 			t.Errorf("node %d: no probe out after the round: it should go on", i)
 		}
 	}
@@ -181,7 +183,7 @@ func TestAcquire_probesAnsweredWithinPatienceCount(t *testing.T) {
 	for _, f := range fs[:3] {
 		f.setHang(false)
 	}
-	for deadline := time.Now().Add(3 * time.Second); r.breakers[0].probing.Load() || r.breakers[1].probing.Load() || r.breakers[2].probing.Load(); time.Sleep(time.Millisecond) {
+	for deadline := time.Now().Add(3 * time.Second); r.health[0].probing.Load() || r.health[1].probing.Load() || r.health[2].probing.Load(); time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the probes sent while the nodes hung did not end")
 		}
@@ -189,7 +191,7 @@ func TestAcquire_probesAnsweredWithinPatienceCount(t *testing.T) {
 	if _, err := r.Acquire(t.Context(), "k", "v", 10*time.Second); err != nil {
 		t.Fatalf("Acquire with the nodes answering again, their breakers open: %v", err)
 	}
-	for deadline := time.Now().Add(time.Second); r.breakers[0].open() || r.breakers[1].open() || r.breakers[2].open(); time.Sleep(time.Millisecond) {
+	for deadline := time.Now().Add(time.Second); r.health[0].open() || r.health[1].open() || r.health[2].open(); time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) { // a round decides at a quorum: the last probe may answer after it
 			t.Fatal("breakers still open a second after the round that probed the nodes")
 		}

@@ -26,28 +26,25 @@ type votes struct {
 	fence uint64 // the largest counter among them
 }
 
-// Inspect reports the value that a quorum of nodes holds for key, in one
-// round of a script that reads the value, its PTTL and the key's fencing
-// counter (one round trip per node, under the node timeout). Its TTL is the smallest time left among the first quorum of
-// nodes found holding it, which is no later than the moment fewer than a
-// quorum will hold it. With fencing on, its token is the largest counter
-// among those nodes: the nodes where the holder's token write landed hold
-// exactly that token (no later holder can write there while the value is
-// held), and any quorum of holders includes one of them. Nobody holds the
-// key if the nodes that answered rule out a quorum for every value; if
-// nodes that did not answer could still make one, Inspect fails with a
-// [*QuorumError].
+// Inspect reports the value that a quorum of nodes holds for key. It runs
+// one round of a script that reads the value, its PTTL and the key's
+// fencing counter, one round trip per node under the node timeout. The
+// TTL is the smallest time left among the first quorum found holding the
+// value, so a quorum holds it at least that long. With fencing on, the
+// token is the largest counter among those nodes. The nodes where the
+// holder's token write landed hold exactly that token, and any quorum of
+// holders includes one of them. Nobody holds the key if the answers rule
+// out a quorum for every value. If nodes that did not answer could still
+// make one, Inspect fails with a [*QuorumError].
 func (r *Redlock) Inspect(ctx context.Context, key string) (driver.Holder, bool, error) {
 	lk := r.lockKey(key)
-	rd := r.newRound(ctx, askInspect, inspectScript.call([]string{lk, r.fenceKey(lk)}))
-	rd.script = inspectScript
-	rd.seen = make([]inspection, len(r.nodes))
-	rd.start()
-	defer rd.finish(false)
-	t, decided := rd.tallyHolders()
+	in := &inspectRound{call: inspectScript.call([]string{lk, r.fenceKey(lk)}), seen: make([]inspection, len(r.nodes))}
+	in.begin(ctx, r, in, 0)
+	in.fanOut()
+	t, decided := in.tallyHolders()
 	switch {
 	case !decided:
-		return driver.Holder{}, false, rd.err("inspect")
+		return driver.Holder{}, false, in.err("inspect")
 	case t == nil:
 		return driver.Holder{}, false, nil
 	}
@@ -58,60 +55,69 @@ func (r *Redlock) Inspect(ctx context.Context, key string) (driver.Holder, bool,
 	return h, true, nil
 }
 
-// tallyHolders reads the inspection round's replies until it can tell who
-// holds the key: the votes of the value a quorum holds, or nil if no value
-// can have a quorum; decided is false if the nodes that failed leave it
-// open. In the round's counts, yes is the most nodes that agreed on a
-// value, and no the other nodes that answered.
-func (rd *round) tallyHolders() (t *votes, decided bool) {
+// inspectRound is the round of one Inspect: it reads what every node
+// holds for a key, and tallies the values.
+type inspectRound struct {
+	noHooks
+	round
+	call []any        // inspectScript's
+	seen []inspection // what each node holds, by node
+}
+
+// ask runs the inspect script, keeps what the node holds, and counts a
+// node that holds a value as a yes.
+func (in *inspectRound) ask(ctx context.Context, i int, n Node) (bool, int64, error) {
+	reply, err := eval(ctx, n, inspectScript, in.call)
+	if err != nil || reply == nil {
+		return false, 0, err
+	}
+	held, err := parseInspection(reply)
+	if err != nil {
+		return false, 0, err
+	}
+	in.seen[i] = held
+	return true, 0, nil
+}
+
+// tallyHolders reads the replies until it can tell who holds the key. It
+// returns the votes of the value a quorum holds, or nil if no value can
+// have a quorum. decided is false if the nodes that failed leave it open.
+// In the round's counts, yes is the most nodes that agreed on a value,
+// and no the other nodes that answered.
+func (in *inspectRound) tallyHolders() (t *votes, decided bool) {
 	tally := make(map[string]*votes, 1)
 	answered := 0
-	for rd.got < rd.n {
-		i, rep := rd.next()
+	for in.got < in.n {
+		i, rep := in.next()
 		switch {
 		case rep.err != nil: // next keeps the error
 		case rep.yes:
 			answered++
-			in := rd.seen[i]
-			v := tally[in.value]
+			held := in.seen[i]
+			v := tally[held.value]
 			if v == nil {
-				v = &votes{value: in.value, pttl: in.pttl}
-				tally[in.value] = v
+				v = &votes{value: held.value, pttl: held.pttl}
+				tally[held.value] = v
 			}
 			v.nodes++
-			v.pttl, v.fence = min(v.pttl, in.pttl), max(v.fence, in.fence)
-			rd.yes = max(rd.yes, v.nodes)
-			if v.nodes >= rd.quorum {
+			v.pttl, v.fence = min(v.pttl, held.pttl), max(v.fence, held.fence)
+			in.yes = max(in.yes, v.nodes)
+			if v.nodes >= in.quorum {
 				return v, true
 			}
 		default:
 			answered++
 		}
-		rd.no = answered - rd.yes
-		unknown, pending := rd.n-answered, rd.n-rd.got
+		in.no = answered - in.yes
+		unknown, pending := in.n-answered, in.n-in.got
 		switch {
-		case rd.yes+unknown < rd.quorum:
+		case in.yes+unknown < in.quorum:
 			return nil, true // not even the nodes yet unheard of could make a quorum
-		case rd.yes+pending < rd.quorum && rd.yes+len(rd.errs) >= rd.quorum:
+		case in.yes+pending < in.quorum && in.yes+len(in.errs) >= in.quorum:
 			return nil, false // neither a holder nor nobody can be proven
 		}
 	}
 	return nil, false // unreachable: with every reply in, one case above holds
-}
-
-// askInspect runs the inspect script, keeps what the node holds in the
-// round, and counts a node that holds a value as a yes.
-func askInspect(rd *round, ctx context.Context, i int, n Node) (bool, int64, error) {
-	reply, err := eval(ctx, n, rd.script, rd.args)
-	if err != nil || reply == nil {
-		return false, 0, err
-	}
-	in, err := parseInspection(reply)
-	if err != nil {
-		return false, 0, err
-	}
-	rd.seen[i] = in
-	return true, 0, nil
 }
 
 // parseInspection reads a non-nil reply of the inspect script.

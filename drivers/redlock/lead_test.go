@@ -112,7 +112,7 @@ func TestAcquire_wokenGoesOnWithoutALeadThatFails(t *testing.T) {
 		breakLead func(r *Redlock, f *fakeNode)
 	}{
 		{"lead times out", func(_ *Redlock, f *fakeNode) { f.setHang(true) }},
-		{"lead timed out before", func(r *Redlock, _ *fakeNode) { r.breakers[1].timeouts.Store(1) }},
+		{"lead timed out before", func(r *Redlock, _ *fakeNode) { r.health[1].timeouts.Store(1) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, fs := fakes(t, 3)
@@ -186,7 +186,7 @@ func TestRelease_announcesOnce(t *testing.T) {
 		want  []int                                       // announcements by node; node 2 leads the key
 	}{
 		{"lead healthy", func(*Redlock, []*fakeNode, string) {}, []int{0, 0, 1, 0, 0}},
-		{"lead timed out lately", func(r *Redlock, _ []*fakeNode, _ string) { r.breakers[2].timeouts.Store(1) }, []int{1, 1, 1, 1, 1}},
+		{"lead timed out lately", func(r *Redlock, _ []*fakeNode, _ string) { r.health[2].timeouts.Store(1) }, []int{1, 1, 1, 1, 1}},
 		{"lead lost the key", func(_ *Redlock, fs []*fakeNode, lk string) {
 			fs[2].mu.Lock()
 			delete(fs[2].keys, lk)

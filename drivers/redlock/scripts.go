@@ -1,5 +1,14 @@
 package redlock
 
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+)
+
 // The scripts take keys and values only through KEYS and ARGV, so that
 // nothing a caller passes is ever spliced into script text.
 
@@ -74,3 +83,53 @@ if not v then
 end
 return {v, redis.call('pttl', KEYS[1]), redis.call('get', KEYS[2]) or ''}
 `)
+
+// Script is a Lua script with its SHA-1, for EVALSHA.
+type Script struct {
+	Src string
+	SHA string
+}
+
+// NewScript returns src with its SHA-1.
+func NewScript(src string) *Script {
+	sum := sha1.Sum([]byte(src))
+	return &Script{Src: src, SHA: hex.EncodeToString(sum[:])}
+}
+
+// call returns the arguments of an EVALSHA of s with keys and args, to be
+// sent by [run] to any number of nodes.
+func (s *Script) call(keys []string, args ...any) []any {
+	cmd := make([]any, 0, 3+len(keys)+len(args))
+	cmd = append(cmd, "EVALSHA", s.SHA, int64(len(keys)))
+	for _, k := range keys {
+		cmd = append(cmd, k)
+	}
+	return append(cmd, args...)
+}
+
+// eval sends call (from Script.call) to n and returns the script's reply,
+// falling back to EVAL with the script's text if n does not know it.
+func eval(ctx context.Context, n Node, s *Script, call []any) (any, error) {
+	reply, err := n.Do(ctx, call)
+	if err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
+		full := append([]any{"EVAL", s.Src}, call[2:]...)
+		reply, err = n.Do(ctx, full)
+	}
+	return reply, err
+}
+
+// run is eval for the scripts whose reply is an integer.
+func run(ctx context.Context, n Node, s *Script, call []any) (int64, error) {
+	reply, err := eval(ctx, n, s, call)
+	if err != nil {
+		return 0, err
+	}
+	v, ok := reply.(int64)
+	if !ok {
+		return 0, fmt.Errorf("script %.8s replied %T, want an integer", s.SHA, reply)
+	}
+	return v, nil
+}
+
+// errNoReply marks a node that answered with nothing usable.
+var errNoReply = errors.New("unexpected reply")

@@ -71,3 +71,19 @@ func (r *Redlock) sendSkipped(i int) {
 		}
 	}()
 }
+
+// stopSending drops the releases still held back and waits for the
+// goroutines that send them. A sender counts itself in under its node's
+// mu, and only while bgctx is alive, so once each mu has been taken after
+// bgcancel, no sender can start beside the wait.
+func (r *Redlock) stopSending() {
+	r.bgcancel()
+	for i := range r.skipped {
+		s := &r.skipped[i]
+		s.mu.Lock()
+		s.calls = nil
+		s.n.Store(0)
+		s.mu.Unlock()
+	}
+	r.bg.Wait()
+}

@@ -254,9 +254,6 @@ func (s *subscriptions) close() {
 	}
 }
 
-// healthy reports whether node i has answered since its last timeout.
-func (r *Redlock) healthy(i int) bool { return r.breakers[i].timeouts.Load() == 0 }
-
 // closeWait bounds how long Close waits for the subscriptions' connection
 // loops to end.
 const closeWait = time.Second
@@ -271,6 +268,8 @@ type watch struct {
 	last string // the value whose release last woke the watcher; guarded by s.mu
 }
 
+// Released returns a channel that receives when a release of the key is
+// announced.
 func (w *watch) Released() <-chan struct{} { return w.c }
 
 // Close removes the watcher, and unsubscribes from its channel if it was

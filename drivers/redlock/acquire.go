@@ -1,0 +1,312 @@
+package redlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/distlock/lock/driver"
+)
+
+// Acquire makes one attempt to take key on a quorum of nodes.
+func (r *Redlock) Acquire(ctx context.Context, key, value string, ttl time.Duration) (driver.Lease, error) {
+	lk := r.lockKey(key)
+	a := &acquireRound{lk: lk, value: value, prior: r.attempts.beingUndone(lk)}
+	ms := millis(ttl) // rounded up: a lease a little longer than asked is safe
+	if r.cfg.fencing {
+		a.call = fencedAcquireScript.call([]string{lk, r.fenceKey(lk)}, value, ms)
+	} else {
+		a.call = []any{"SET", lk, value, "PX", ms, "NX"}
+	}
+	ch, heard, from, fresh, watched := r.subs.announcements(key)
+	first, alone := r.firstNode(lk, from, fresh, watched)
+	a.start(ctx, r, ttl, first, alone)
+	var lease driver.Lease
+	var err error
+	switch a.decide() {
+	case granted:
+		if r.cfg.fencing {
+			lease, err = r.fence(ctx, a)
+		}
+	case refused:
+		err = driver.ErrHeld
+		if watched {
+			r.subs.rewake(ch, heard)
+		}
+	default:
+		err = a.err("acquire")
+	}
+	if err == nil {
+		r.attempts.track(a)
+	} else {
+		r.attempts.trackUndo(a)
+	}
+	a.finish(err != nil)
+	return lease, err
+}
+
+// firstNode returns the node that an attempt on lk asks alone first, if
+// any. from is the node that sent the key's latest announcement, fresh
+// tells whether it came since the client's last attempt, and watched
+// whether the key has waiters.
+func (r *Redlock) firstNode(lk string, from int, fresh, watched bool) (int, bool) {
+	switch {
+	case len(r.nodes) == 1:
+	case fresh && r.healthy(from) && !r.degraded():
+		// Woken by a release, the client's rivals likely were too. Asked
+		// at once, the nodes would split their votes among them, often so
+		// that none wins. The node that announced the release first has
+		// released the key, and the rivals heard it too. The one it
+		// grants goes on to the others, and the rest stop there.
+		return from, true
+	case fresh || watched || r.degraded():
+		// A retry of a call that found the key held, or any attempt while
+		// a node is failing, goes through the key's first healthy node by
+		// rendezvous hashing (its lead, if healthy). With a node down, a
+		// quorum needs nearly every node left, and a rival that takes one
+		// of them spoils the round (with 2 of 5 nodes hung and 8
+		// contenders, handoffs fell from about 200/s to 2/s). The
+		// announcer is no guide then. With the lead hung, every node that
+		// releases announces, and rivals hear different ones first.
+		return r.healthyLead(lk)
+	}
+	return 0, false
+}
+
+// acquireRound is the round of one attempt to take a key: a SET NX on
+// every node, or with fencing a script that also reads the key's counter.
+// A failed attempt is undone on each node that may have set the key, by
+// the node's worker, once the node's own request has ended.
+type acquireRound struct {
+	round
+	lk, value string
+	call      []any           // the SET NX, or fencedAcquireScript's call
+	prior     *acquireRound   // this client's last failed attempt on lk, if still being undone
+	short     bool            // the node asked alone first refused: no other was asked
+	decided   chan struct{}   // closed by finish
+	failing   atomic.Bool     // the attempt failed; set before decided closes
+	undone    []chan struct{} // for a failure: closed, by node, once the node's undo is done (or needed none)
+}
+
+// start asks the nodes, node first alone if alone. A refusal there ends
+// the round with nothing taken anywhere. Any other answer from it, or
+// none, is tallied with the others' (its undo, if the round fails, is its
+// worker's).
+func (a *acquireRound) start(ctx context.Context, r *Redlock, ttl time.Duration, first int, alone bool) {
+	a.begin(ctx, r, a, ttl)
+	if alone {
+		if rep := a.askAlone(first); rep.err == nil && !rep.yes {
+			a.short = true
+			a.cancel()
+			return
+		}
+	}
+	if a.n > 1 {
+		a.decided = make(chan struct{})
+		a.allEnded = make(chan struct{}) // for the release that follows a grant
+	}
+	a.fanOut()
+}
+
+// ask asks for the SET NX, after the undoing of this client's last failed
+// attempt on the node, if any.
+func (a *acquireRound) ask(ctx context.Context, i int, n Node) (bool, int64, error) {
+	if a.prior != nil {
+		a.prior.waitUndone(ctx, i)
+	}
+	if a.r.cfg.fencing {
+		v, err := run(ctx, n, fencedAcquireScript, a.call)
+		return err == nil && v >= 0, v, err
+	}
+	reply, err := n.Do(ctx, a.call)
+	switch {
+	case err != nil:
+		return false, 0, err
+	case reply == nil:
+		return false, 0, nil // NX: the key exists
+	case reply != "OK":
+		return false, 0, fmt.Errorf("SET replied %v: %w", reply, errNoReply)
+	}
+	return true, 0, nil
+}
+
+// decide tallies the replies.
+func (a *acquireRound) decide() verdict {
+	if a.short {
+		a.got, a.no = 1, 1
+		return refused
+	}
+	return a.tally()
+}
+
+// finish tells the node workers whether the attempt failed. A failure
+// with one node is undone in the background: the node's request has
+// ended, so the undo cannot overtake it, and the caller need not wait.
+func (a *acquireRound) finish(failure bool) {
+	switch {
+	case a.short: // nothing was taken
+	case a.sync:
+		if failure && a.results[0].mayHaveTakenEffect() {
+			go a.undoOn(0)
+		}
+	case a.decided != nil:
+		a.failing.Store(failure)
+		close(a.decided)
+	}
+}
+
+// unsent does nothing: a request not sent needs no undo.
+func (a *acquireRound) unsent(int) {}
+
+// afterReply waits for the verdict, and undoes a failed attempt on node i
+// if the request may have taken effect there.
+func (a *acquireRound) afterReply(i int, rep reply) {
+	<-a.decided
+	if a.failing.Load() && rep.mayHaveTakenEffect() {
+		a.undoOn(i)
+	}
+	if a.undone != nil {
+		close(a.undone[i])
+	}
+}
+
+// afterAll forgets the attempt: no release or retry need wait for it.
+func (a *acquireRound) afterAll() { a.r.attempts.untrack(a) }
+
+// undoOn deletes the attempt's key on node i, without announcing it (see
+// "Wake-ups" in DESIGN.md). It runs under a timeout of its own, not under
+// the caller's context, which may be cancelled. It is best effort: if it
+// fails, the key expires by its TTL.
+func (a *acquireRound) undoOn(i int) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(a.nctx), max(cleanupTimeout, a.r.roundTimeout(0)))
+	defer cancel()
+	run(ctx, a.r.nodes[i], undoScript, undoScript.call([]string{a.lk}, a.value)) //nolint:errcheck
+}
+
+// waitUndone waits until the failed attempt is undone on node i (or
+// needed no undoing there), or ctx is done.
+func (a *acquireRound) waitUndone(ctx context.Context, i int) {
+	select {
+	case <-a.undone[i]:
+	case <-ctx.Done():
+	}
+}
+
+// fenceRound writes an acquisition's fencing token on the nodes that
+// granted it. Nodes outside that quorum count as a no.
+type fenceRound struct {
+	noHooks
+	round
+	acq  *acquireRound
+	call []any // fenceScript's
+}
+
+// ask raises the counter on node i if the acquisition took the lock there.
+func (f *fenceRound) ask(ctx context.Context, i int, n Node) (bool, int64, error) {
+	if f.acq.yesSet&(1<<i) == 0 {
+		return false, 0, nil // the lock is not ours there
+	}
+	v, err := run(ctx, n, fenceScript, f.call)
+	return err == nil && v == 1, v, err
+}
+
+// fence raises the key's counter to max+1 on the nodes that granted acq,
+// and returns the token if a quorum took it.
+func (r *Redlock) fence(ctx context.Context, acq *acquireRound) (driver.Lease, error) {
+	t := acq.max + 1
+	f := &fenceRound{acq: acq, call: fenceScript.call([]string{acq.lk, r.fenceKey(acq.lk)}, acq.value, t)}
+	f.begin(ctx, r, f, 0)
+	f.fanOut()
+	switch f.tally() {
+	case granted:
+		return driver.Lease{Token: uint64(t), Fenced: true}, nil
+	case refused:
+		return driver.Lease{}, errors.New("redlock: the lock was lost on a quorum of nodes before its fencing token was written")
+	}
+	return driver.Lease{}, f.err("fence")
+}
+
+// attempts are this client's acquisitions whose requests are still out.
+// A granted one's release waits for its SETs, node by node, and a failed
+// one's next attempt waits for its undoing. It is safe for concurrent use.
+type attempts struct {
+	mu         sync.Mutex
+	straggling map[string]*acquireRound // granted with requests still out, by value
+	undoing    map[string]*acquireRound // failed and not yet undone on every node, by lock key
+	nundoing   atomic.Int32             // len(undoing), read without mu
+}
+
+func newAttempts() attempts {
+	return attempts{straggling: make(map[string]*acquireRound), undoing: make(map[string]*acquireRound)}
+}
+
+// track remembers a granted acquisition whose requests to some nodes are
+// still out. Its last request to end forgets it (see untrack).
+func (as *attempts) track(a *acquireRound) {
+	if a.sync {
+		return
+	}
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	if a.running.Load() > 0 {
+		as.straggling[a.value] = a
+	}
+}
+
+// trackUndo remembers a failed acquisition until it is undone on every
+// node. The next attempt on its key then asks a node only once the
+// failed one is undone there. Sent at once, the request could reach the
+// node first, and find the key held by our own failed attempt. (A retry
+// woken by a release comes right after a failure.) The undone channels
+// are made here, before the attempt can be found, and before finish lets
+// its workers close them.
+func (as *attempts) trackUndo(a *acquireRound) {
+	if a.sync || a.short {
+		return // one node, or refused by the first alone: nothing to spoil or undo
+	}
+	a.undone = make([]chan struct{}, a.n)
+	for i := range a.undone {
+		a.undone[i] = make(chan struct{})
+	}
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	if _, ok := as.undoing[a.lk]; !ok {
+		as.nundoing.Add(1)
+	}
+	as.undoing[a.lk] = a
+}
+
+// untrack forgets a, whose requests have all ended.
+func (as *attempts) untrack(a *acquireRound) {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	if as.straggling[a.value] == a {
+		delete(as.straggling, a.value)
+	}
+	if as.undoing[a.lk] == a {
+		delete(as.undoing, a.lk)
+		as.nundoing.Add(-1)
+	}
+}
+
+// beingUndone returns the last failed acquisition of lk if it is not yet
+// undone on every node. It is cheap when none is.
+func (as *attempts) beingUndone(lk string) *acquireRound {
+	if as.nundoing.Load() == 0 {
+		return nil
+	}
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	return as.undoing[lk]
+}
+
+// straggler returns the acquisition of value if some of its requests are
+// still out.
+func (as *attempts) straggler(value string) *acquireRound {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	return as.straggling[value]
+}

@@ -1,0 +1,106 @@
+package redlock
+
+import (
+	"context"
+
+	"github.com/distlock/lock/driver"
+)
+
+// Release deletes key on every node where value holds it, and announces
+// the release on one node, the key's lead, for its waiters. Announced by
+// every node, a release would wake every waiter of every client once per
+// node, and the messages and the attempts they start crowd out the
+// handoff on a small machine. The waiters' attempts ask the announcing
+// node first, which has released the key. If the lead timed out lately,
+// every node that releases the key announces it. If the lead did not
+// release it (it failed, or never held the key), the nodes that did
+// announce it once every request has ended.
+func (r *Redlock) Release(ctx context.Context, key, value string) error {
+	lk, ch := r.lockKey(key), r.channel(key)
+	if failed := r.attempts.beingUndone(lk); failed != nil && failed.value == value {
+		// A failed acquisition's own undo is under way on every node that
+		// may hold it (each after its SET ended). The core's cleanup need
+		// not wait for a second one, which on nodes that stopped answering
+		// would cost a node timeout more.
+		return driver.ErrNotHeld
+	}
+	rl := &releaseRound{call: releaseScript.call([]string{lk}, value, ch), prior: r.attempts.straggler(value)}
+	if len(r.nodes) > 1 {
+		if lead := r.lead(lk); r.healthy(lead) {
+			rl.lead, rl.quiet = lead, releaseScript.call([]string{lk}, value, "")
+			rl.channel, rl.value = ch, value
+		}
+	}
+	// A Release returns at a quorum's verdict, and its caller may cancel
+	// its context at once. The requests still out must not end with it,
+	// or the key stays held on their nodes, unannounced, until its TTL.
+	rl.begin(context.WithoutCancel(ctx), r, rl, 0)
+	rl.fanOut()
+	switch rl.tally() {
+	case granted:
+		return nil
+	case refused:
+		return driver.ErrNotHeld
+	}
+	return rl.err("release")
+}
+
+// releaseRound is the round of one Release: compare-and-delete on every
+// node, announced by the key's lead alone when it is healthy.
+type releaseRound struct {
+	noHooks
+	round
+	call    []any         // releaseScript's, which announces on the key's channel
+	quiet   []any         // for a release that only its lead announces: the call for the other nodes
+	lead    int           // the node that announces, if quiet is set
+	channel string        // the key's, if quiet is set
+	value   string        // the released value, if quiet is set
+	prior   *acquireRound // the acquisition of value, if some of its requests are still out
+}
+
+// ask runs the release script on node i, after the node's straggling
+// acquisition, if any: a release never overtakes its own SET.
+func (rl *releaseRound) ask(ctx context.Context, i int, n Node) (bool, int64, error) {
+	if rl.prior != nil {
+		rl.prior.waitEnded(ctx, i)
+	}
+	v, err := run(ctx, n, releaseScript, rl.callFor(i))
+	return err == nil && v == 1, v, err
+}
+
+// callFor returns the release script's call for node i. Every node but
+// the one that announces gets the quiet call.
+func (rl *releaseRound) callFor(i int) []any {
+	if rl.quiet != nil && i != rl.lead {
+		return rl.quiet
+	}
+	return rl.call
+}
+
+// unsent keeps the release that node i's breaker held back, to send once
+// the node answers again (see skipped).
+func (rl *releaseRound) unsent(i int) { rl.r.skip(i, rl.callFor(i)) }
+
+// afterAll announces the release on the nodes that carried it out, if
+// the lead that should have announced did not.
+func (rl *releaseRound) afterAll() {
+	if rl.quiet != nil && !rl.results[rl.lead].yes {
+		rl.announceElsewhere()
+	}
+}
+
+// announceElsewhere announces a release that its lead did not carry out
+// (and so did not announce) on the nodes that did. It runs once every
+// request of the round has ended, so that no announcement overtakes its
+// node's release.
+func (rl *releaseRound) announceElsewhere() {
+	ctx, cancel := context.WithTimeout(context.Background(), max(cleanupTimeout, rl.r.roundTimeout(0)))
+	defer cancel()
+	for i, rep := range rl.results {
+		if rep.yes {
+			// Best effort, like the announcement itself: waiters that miss
+			// it try again at their retry strategy's pace.
+			rl.r.nodes[i].Do(ctx, []any{"PUBLISH", rl.channel, rl.value}) //nolint:errcheck
+		}
+	}
+}
