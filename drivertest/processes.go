@@ -1,0 +1,94 @@
+package drivertest
+
+import (
+	"testing"
+
+	"github.com/distlock/lock"
+	"github.com/distlock/lock/conformance"
+	"github.com/distlock/lock/driver"
+)
+
+// ProcessRuns is a driver's cross-process runs: worker processes contend on
+// the backend while a nemesis breaks it (see conformance.RunProcesses).
+// Run them with [ProcessRuns.Run].
+type ProcessRuns struct {
+	// Driver is the driver, registered as Name.
+	Driver driver.Driver
+	Name   string
+
+	// Prefix starts the name of each run's own storage (a table, a
+	// collection, a key prefix): conformance.SharedName(Prefix) for the
+	// safe run, conformance.SharedName(Prefix+"leaky_") for the leaky one.
+	Prefix string
+
+	// DSN returns the DSN of the run whose storage is named name. It runs
+	// in the parent and in each worker, and must return the same there.
+	DSN func(t testing.TB, name string) string
+
+	// Settings is the safe run's settings: Duration, TTL, Fenced, Majority,
+	// PauseHolders. Open, Faults, Actions and Leftovers are set here.
+	Settings conformance.Processes
+
+	// Prepare, in the parent process only, readies the run whose storage
+	// is named name and sets the nemesis's Faults and Actions and the count
+	// of Leftovers in p. It may set only Leftovers.
+	Prepare func(t *testing.T, name string, p *conformance.Processes)
+
+	// After, if set, runs in the parent after the safe run, to check that
+	// the backend recovered.
+	After func(t *testing.T)
+
+	// NoLeakyRun, if set, says why the leaky run does not apply, and skips
+	// it. Without it, the leaky run shows that Leftovers counts what a
+	// driver that never releases leaves behind.
+	NoLeakyRun string
+}
+
+// Run runs the safe run in the subtest "safe", and requires it safe: no
+// overlap, no token regression, no lost write, no lock left a TTL after
+// the run. Then, in the subtest "leaky", it runs conformance.Leaky's
+// variant of the driver and requires its leftovers seen.
+func (r ProcessRuns) Run(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs worker processes and a nemesis")
+	}
+	t.Run("safe", func(t *testing.T) {
+		name := conformance.SharedName(r.Prefix)
+		dsn := r.DSN(t, name)
+		p := r.Settings
+		p.Open = func(t testing.TB) *lock.Client {
+			c, err := lock.Open(r.Name, dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c
+		}
+		if !conformance.InWorker() {
+			r.Prepare(t, name, &p)
+		}
+		rep := conformance.RunProcesses(t, p)
+		t.Log(rep)
+		conformance.RequireSafe(t, rep)
+		if r.After != nil && !conformance.InWorker() {
+			r.After(t)
+		}
+	})
+	t.Run("leaky", func(t *testing.T) {
+		if r.NoLeakyRun != "" {
+			t.Skip(r.NoLeakyRun)
+		}
+		name := conformance.SharedName(r.Prefix + "leaky_")
+		dsn := r.DSN(t, name)
+		var p conformance.Processes
+		if !conformance.InWorker() {
+			r.Prepare(t, name, &p)
+		}
+		conformance.RequireLeftoversSeen(t, func(t testing.TB) driver.Connector {
+			cn, err := r.Driver.OpenConnector(dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return cn
+		}, p.Leftovers)
+	})
+}
