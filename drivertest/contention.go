@@ -63,6 +63,11 @@ type Contention struct {
 	// acquisitions released so far, from the goroutine that released: the
 	// place for a nemesis to act at set points.
 	Done func(done int)
+
+	// Nemesis, if set, runs in the test's goroutine while the goroutines
+	// contend, so that it may fail the test with t.Fatal: the place for
+	// faults that follow Done's signals. Run waits for it, then for them.
+	Nemesis func()
 }
 
 // ContentionReport is what a [Contention] run saw.
@@ -135,6 +140,9 @@ func (c Contention) Run(t *testing.T, ctx context.Context, fenced bool) Contenti
 				}
 			}
 		})
+	}
+	if c.Nemesis != nil {
+		c.Nemesis()
 	}
 	wg.Wait()
 	rep := ContentionReport{History: &h, Took: time.Since(start), Failures: failures.Load(), LastErr: lastErr, Errors: errs}

@@ -82,7 +82,7 @@ func (m *Members) Hung(i int) bool {
 	return m.hung[i]
 }
 
-func (m *Members) pid(i int) (int, bool) { return testenv.ServerPID(m.dirs[i], m.pidfile) }
+func (m *Members) pid(i int) (int, bool) { return ServerPID(m.dirs[i], m.pidfile) }
 
 func (m *Members) signal(t testing.TB, i int, sig syscall.Signal) {
 	t.Helper()
@@ -182,3 +182,9 @@ func MemberDirs(parent, prefix string, n int) []string {
 	}
 	return dirs
 }
+
+// ServerPID returns the PID recorded in the file pidfile of dir if that
+// process is alive (not a zombie) and runs in dir (its cwd): a server that
+// scripts/services.sh started there, and so one a fault test may signal.
+// Nothing else is ever a test's to signal.
+func ServerPID(dir, pidfile string) (int, bool) { return testenv.ServerPID(dir, pidfile) }

@@ -12,13 +12,14 @@ import (
 // the backend while a nemesis breaks it (see conformance.RunProcesses).
 // Run them with [ProcessRuns.Run].
 type ProcessRuns struct {
-	// Driver is the driver, registered as Name.
+	// Driver is the driver. The workers' clients are opened on its
+	// connectors.
 	Driver driver.Driver
-	Name   string
 
 	// Prefix starts the name of each run's own storage (a table, a
 	// collection, a key prefix): conformance.SharedName(Prefix) for the
 	// safe run, conformance.SharedName(Prefix+"leaky_") for the leaky one.
+	// Empty means "distlock_procs_".
 	Prefix string
 
 	// DSN returns the DSN of the run whose storage is named name. It runs
@@ -29,10 +30,14 @@ type ProcessRuns struct {
 	// PauseHolders. Open, Faults, Actions and Leftovers are set here.
 	Settings conformance.Processes
 
-	// Prepare, in the parent process only, readies the run whose storage
-	// is named name and sets the nemesis's Faults and Actions and the count
-	// of Leftovers in p. It may set only Leftovers.
-	Prepare func(t *testing.T, name string, p *conformance.Processes)
+	// Leftovers, in the parent process only, readies the storage of the
+	// run named name (to be dropped when the test ends) and returns the
+	// count of the locks held there, for conformance.Processes.Leftovers.
+	Leftovers func(t *testing.T, name string) func(t *testing.T) int
+
+	// Nemesis, if set, in the parent process only, sets the safe run's
+	// faults: p's Faults, for a cluster's members, or Actions.
+	Nemesis func(t *testing.T, name string, p *conformance.Processes)
 
 	// After, if set, runs in the parent after the safe run, to check that
 	// the backend recovered.
@@ -52,19 +57,19 @@ func (r ProcessRuns) Run(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs worker processes and a nemesis")
 	}
+	if r.Prefix == "" {
+		r.Prefix = "distlock_procs_"
+	}
 	t.Run("safe", func(t *testing.T) {
 		name := conformance.SharedName(r.Prefix)
-		dsn := r.DSN(t, name)
+		connect := r.connector(r.DSN(t, name))
 		p := r.Settings
-		p.Open = func(t testing.TB) *lock.Client {
-			c, err := lock.Open(r.Name, dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return c
-		}
+		p.Open = func(t testing.TB) *lock.Client { return lock.OpenConnector(connect(t)) }
 		if !conformance.InWorker() {
-			r.Prepare(t, name, &p)
+			p.Leftovers = r.Leftovers(t, name)
+			if r.Nemesis != nil {
+				r.Nemesis(t, name, &p)
+			}
 		}
 		rep := conformance.RunProcesses(t, p)
 		t.Log(rep)
@@ -78,17 +83,23 @@ func (r ProcessRuns) Run(t *testing.T) {
 			t.Skip(r.NoLeakyRun)
 		}
 		name := conformance.SharedName(r.Prefix + "leaky_")
-		dsn := r.DSN(t, name)
-		var p conformance.Processes
+		connect := r.connector(r.DSN(t, name))
+		var leftovers func(*testing.T) int
 		if !conformance.InWorker() {
-			r.Prepare(t, name, &p)
+			leftovers = r.Leftovers(t, name)
 		}
-		conformance.RequireLeftoversSeen(t, func(t testing.TB) driver.Connector {
-			cn, err := r.Driver.OpenConnector(dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return cn
-		}, p.Leftovers)
+		conformance.RequireLeftoversSeen(t, connect, leftovers)
 	})
+}
+
+// connector returns a function that opens a connector of the driver on
+// dsn, failing the test if it cannot.
+func (r ProcessRuns) connector(dsn string) func(t testing.TB) driver.Connector {
+	return func(t testing.TB) driver.Connector {
+		cn, err := r.Driver.OpenConnector(dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cn
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/distlock/lock"
 	"github.com/distlock/lock/drivers/internal/secrettest"
 	"github.com/distlock/lock/drivers/mongodb"
+	"github.com/distlock/lock/drivertest"
 	"github.com/distlock/lock/internal/testenv"
 )
 
@@ -58,7 +59,7 @@ func TestAcquire_wrongPasswordIsMisconfigured(t *testing.T) {
 	}
 	const wrong = "not-the-password-4711"
 	u.User = url.UserPassword(u.User.Username(), wrong)
-	c := open(t, withParams(u.String(), "distlock_database", testDB))
+	c := open(t, drivertest.WithParams(u.String(), "distlock_database", testDB))
 	took, err := timed(func() error { _, err := c.Acquire(context.Background(), "k"); return err })
 	t.Logf("after %v: %v", took, err)
 	if !errors.Is(err, lock.ErrMisconfigured) || took > time.Second {
@@ -113,7 +114,7 @@ func TestAcquire_closedPortIsUnavailable(t *testing.T) {
 func TestTryAcquire_serverGoneIsUnavailable(t *testing.T) {
 	p, dsn := viaProxy(t)
 	c := open(t, dsn)
-	if err := acquireOnce(ctxFor(t, 10*time.Second), c); err != nil {
+	if err := acquireOnce(drivertest.Context(t, 10*time.Second), c); err != nil {
 		t.Fatal(err)
 	}
 	p.shut()
@@ -161,7 +162,7 @@ func TestClose_callInFlightOnSilentServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := acquireOnce(ctxFor(t, 10*time.Second), c); err != nil {
+	if err := acquireOnce(drivertest.Context(t, 10*time.Second), c); err != nil {
 		t.Fatal(err)
 	}
 	p.silence()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/distlock/lock"
 	"github.com/distlock/lock/drivers/internal/secrettest"
+	"github.com/distlock/lock/drivertest"
 	"github.com/distlock/lock/internal/testenv"
 )
 
@@ -37,13 +38,13 @@ func TestTLSAndPassword(t *testing.T) {
 	}
 	password, _ := u.User.Password()
 	const wrong = "not-the-password-4711"
-	coll := "grants_" + randomHex(6)
+	coll := "grants_" + drivertest.RandomHex(6)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
 	var logs bytes.Buffer
 	try := func(uri string) error {
-		dsn := withParams(uri, "distlock_database", testDB, "distlock_collection", coll,
+		dsn := drivertest.WithParams(uri, "distlock_database", testDB, "distlock_collection", coll,
 			"serverSelectionTimeoutMS", "2000", "connectTimeoutMS", "2000")
 		c, err := lock.Open("mongodb", dsn)
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/distlock/lock"
+	"github.com/distlock/lock/drivertest"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -15,8 +16,8 @@ import (
 // exist yet, all at once: every one of them must connect.
 func TestSchema_concurrentCreators(t *testing.T) {
 	dsn := server(t)
-	full := withParams(dsn, "distlock_table", freshTable(t, dsn))
-	ctx := ctxFor(t, time.Minute)
+	full := drivertest.WithParams(dsn, "distlock_table", freshTable(t, dsn))
+	ctx := drivertest.Context(t, time.Minute)
 	const n = 8
 	var wg sync.WaitGroup
 	errs := make([]error, n)
@@ -42,8 +43,8 @@ func TestSchema_concurrentCreators(t *testing.T) {
 func TestSchema_leftAlone(t *testing.T) {
 	dsn := server(t)
 	table := freshTable(t, dsn)
-	ctx := ctxFor(t, time.Minute)
-	c := open(t, withParams(dsn, "distlock_table", table, "distlock_create_table", "false"))
+	ctx := drivertest.Context(t, time.Minute)
+	c := open(t, drivertest.WithParams(dsn, "distlock_table", table, "distlock_create_table", "false"))
 	err := c.Ping(ctx)
 	if err == nil || !strings.Contains(err.Error(), table) {
 		t.Fatalf("Ping with a missing table that the driver must not create = %v, want an error naming the table", err)
@@ -54,7 +55,7 @@ func TestSchema_leftAlone(t *testing.T) {
 	}
 
 	// Someone else creates it; the same client connects at its next call.
-	creator := open(t, withParams(dsn, "distlock_table", table))
+	creator := open(t, drivertest.WithParams(dsn, "distlock_table", table))
 	if err := creator.Ping(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -71,15 +72,15 @@ func TestSchema_leftAlone(t *testing.T) {
 func TestSchema_qualifiedName(t *testing.T) {
 	dsn := server(t)
 	ad := admin(t, dsn)
-	ctx := ctxFor(t, time.Minute)
-	schema := "distlock_test_schema_" + randomHex(4)
+	ctx := drivertest.Context(t, time.Minute)
+	schema := "distlock_test_schema_" + drivertest.RandomHex(4)
 	if _, err := ad.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize()); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		ad.Exec(context.Background(), "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
 	})
-	full := withParams(dsn, "distlock_table", schema+".Locks")
+	full := drivertest.WithParams(dsn, "distlock_table", schema+".Locks")
 	a, b := open(t, full), open(t, full)
 	l, err := a.TryAcquire(ctx, "k")
 	if err != nil {

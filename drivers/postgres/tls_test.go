@@ -8,6 +8,7 @@ import (
 
 	"github.com/distlock/lock"
 	"github.com/distlock/lock/drivers/internal/secrettest"
+	"github.com/distlock/lock/drivertest"
 	"github.com/distlock/lock/internal/testenv"
 	"github.com/jackc/pgx/v5"
 )
@@ -23,7 +24,7 @@ func TestTLSAndPassword(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	try := func(dsn string) error {
-		c, err := lock.Open("postgres", withParams(dsn, "distlock_table", table))
+		c, err := lock.Open("postgres", drivertest.WithParams(dsn, "distlock_table", table))
 		if err != nil {
 			return err
 		}

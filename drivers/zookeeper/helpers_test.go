@@ -1,16 +1,13 @@
 package zookeeper_test
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/distlock/lock"
-	"github.com/distlock/lock/internal/testenv"
+	"github.com/distlock/lock/drivertest"
 	"github.com/go-zookeeper/zk"
 )
 
@@ -28,7 +25,7 @@ const (
 // them.
 func servers(t testing.TB) []string {
 	t.Helper()
-	return testenv.ZooKeeperServers(t)
+	return drivertest.List(t, "DISTLOCK_ZOOKEEPER_SERVERS")
 }
 
 // dsn returns a DSN for the test ensemble with the tests' timeouts, a
@@ -36,7 +33,7 @@ func servers(t testing.TB) []string {
 // name, value...).
 func dsn(t testing.TB, kv ...string) (string, string) {
 	t.Helper()
-	root := "/distlock-test/" + randomHex(4)
+	root := "/distlock-test/" + drivertest.RandomHex(4)
 	return dsnAt(t, root, kv...), root
 }
 
@@ -52,32 +49,10 @@ func dsnAt(t testing.TB, root string, kv ...string) string {
 	return "zk://" + strings.Join(servers(t), ",") + root + "?" + q.Encode()
 }
 
-func randomHex(n int) string {
-	b := make([]byte, n)
-	rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
 // open opens a client on dsn, connected, and closed when the test ends.
 func open(t testing.TB, dsn string) *lock.Client {
 	t.Helper()
-	c, err := lock.Open("zookeeper", dsn)
-	if err != nil {
-		t.Fatalf("lock.Open: %v", err)
-	}
-	t.Cleanup(func() { c.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := c.Ping(ctx); err != nil {
-		t.Fatalf("Ping: %v", err)
-	}
-	return c
-}
-
-func ctxFor(t testing.TB, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
+	return drivertest.OpenPinged(t, "zookeeper", dsn)
 }
 
 // rawConn opens a plain ZooKeeper session on the test ensemble, for looking
