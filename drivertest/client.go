@@ -91,3 +91,29 @@ func WithParams(dsn string, kv ...string) string {
 	}
 	return b.String()
 }
+
+// Query encodes the pairs kv (name, value, name, value...) as a URL query,
+// a later pair replacing an earlier one of the same name: the defaults of
+// a test's DSN first, then what the test asks for.
+func Query(kv ...string) string {
+	q := url.Values{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		q.Set(kv[i], kv[i+1])
+	}
+	return q.Encode()
+}
+
+// Hosts returns the host (host:port) of each of urls, failing the test if
+// one does not parse.
+func Hosts(t testing.TB, urls []string) []string {
+	t.Helper()
+	hosts := make([]string, len(urls))
+	for i, s := range urls {
+		u, err := url.Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hosts[i] = u.Host
+	}
+	return hosts
+}

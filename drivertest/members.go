@@ -188,3 +188,19 @@ func MemberDirs(parent, prefix string, n int) []string {
 // scripts/services.sh started there, and so one a fault test may signal.
 // Nothing else is ever a test's to signal.
 func ServerPID(dir, pidfile string) (int, bool) { return testenv.ServerPID(dir, pidfile) }
+
+// Timeouts are the timeouts of a cluster driver's test clients. An
+// election on the test cluster must fit in Request, and Request in TTL,
+// so that the suite's fault cases, with a majority broken, see attempts
+// fail within a lock's TTL.
+type Timeouts struct {
+	Member  time.Duration // past it, a silent member is given up: member_timeout
+	Request time.Duration // bounds an operation across members: request_timeout
+	TTL     time.Duration // the conformance suite's TTL
+}
+
+// Params returns the DSN parameters of the timeouts (name, value...), for
+// [Query]: member_timeout and request_timeout.
+func (ts Timeouts) Params() []string {
+	return []string{"member_timeout", ts.Member.String(), "request_timeout", ts.Request.String()}
+}

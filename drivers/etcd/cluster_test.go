@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -28,18 +27,10 @@ type cluster struct {
 func theCluster(t testing.TB) *cluster {
 	t.Helper()
 	c := &cluster{eps: endpoints(t)}
-	addrs := make([]string, len(c.eps))
-	for i, ep := range c.eps {
-		u, err := url.Parse(ep)
-		if err != nil {
-			t.Fatal(err)
-		}
-		addrs[i] = u.Host
-	}
 	c.Members = drivertest.NewMembers(drivertest.MembersConfig{
 		Name:    "etcd member",
 		Dirs:    drivertest.MemberDirs(drivertest.ServicesDir(t), "etcd-", len(c.eps)),
-		Addrs:   addrs,
+		Addrs:   drivertest.Hosts(t, c.eps),
 		PIDFile: "etcd.pid",
 		Start: func(dir string) *exec.Cmd {
 			return exec.Command("setsid", "-f", "bash", filepath.Join(dir, "run.sh"))

@@ -22,7 +22,7 @@ func TestConformance(t *testing.T) {
 		Fencing:   true,
 		Extend:    true,
 		Wakeups:   true,
-		TTL:       suiteTTL,
+		TTL:       timeouts.TTL,
 		Faults:    c,
 	})
 }

@@ -217,13 +217,13 @@ func TestRoutes_backToTheLeaderAfterAFailover(t *testing.T) {
 		_, err := cn.Acquire(ctx, "failover/"+drivertest.RandomHex(4), "v", time.Minute)
 		done <- err
 	}()
-	time.Sleep(memberTimeout + 200*time.Millisecond) // past the member timeout, short of an election (1s)
+	time.Sleep(timeouts.Member + 200*time.Millisecond) // past the member timeout, short of an election (1s)
 	cl.Restart(t, i)
 	resumed = true
 	if err := <-done; err != nil {
 		t.Fatalf("Acquire across the leader's hang: %v", err)
 	}
-	if took := time.Since(start); took < memberTimeout {
+	if took := time.Since(start); took < timeouts.Member {
 		t.Fatalf("Acquire took %v, less than the member timeout: it did not fail over, and the test shows nothing", took)
 	}
 	deadline := time.Now().Add(5 * time.Second)

@@ -5,8 +5,8 @@ package goredis_test
 import (
 	"strings"
 
-	"github.com/distlock/lock/drivertest"
 	_ "github.com/distlock/lock/drivers/goredis" // registers "goredis"
+	"github.com/distlock/lock/drivertest"
 	"github.com/distlock/lock/internal/redistest"
 )
 

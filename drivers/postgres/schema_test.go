@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/distlock/lock"
 	"github.com/distlock/lock/drivertest"
 	"github.com/jackc/pgx/v5"
 )
@@ -82,30 +81,7 @@ func TestSchema_qualifiedName(t *testing.T) {
 	})
 	full := drivertest.WithParams(dsn, "distlock_table", schema+".Locks")
 	a, b := open(t, full), open(t, full)
-	l, err := a.TryAcquire(ctx, "k")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := make(chan error, 1)
-	go func() {
-		l2, err := b.Acquire(ctx, "k", lock.WithRetry(lock.FixedDelay(time.Minute)))
-		if err == nil {
-			err = l2.Release(ctx)
-		}
-		got <- err
-	}()
-	time.Sleep(100 * time.Millisecond)
-	if err := l.Release(ctx); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-got:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the waiter did not wake: releases on a schema-qualified table are not announced")
-	}
+	drivertest.ReleaseWakes(t, ctx, a, b, "k", 10*time.Second, "the waiter did not wake: releases on a schema-qualified table are not announced")
 	var n int
 	if err := ad.QueryRow(ctx, `SELECT count(*) FROM `+pgx.Identifier{schema, "Locks"}.Sanitize()).Scan(&n); err != nil || n != 1 {
 		t.Errorf("the table %s.\"Locks\" holds %d rows (%v), want 1", schema, n, err)

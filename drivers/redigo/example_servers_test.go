@@ -5,8 +5,8 @@ package redigo_test
 import (
 	"strings"
 
-	"github.com/distlock/lock/drivertest"
 	_ "github.com/distlock/lock/drivers/redigo" // registers "redigo"
+	"github.com/distlock/lock/drivertest"
 	"github.com/distlock/lock/internal/redistest"
 )
 

@@ -1,7 +1,6 @@
 package zookeeper_test
 
 import (
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -11,15 +10,9 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// Timeouts for the tests' clients: an election on the test ensemble (a
-// 100ms tick) fits in the request timeout, and the request timeout in the
-// suite's TTL, so that a broken majority makes attempts fail within it. A
-// member silent for memberTimeout with requests to answer is given up.
-const (
-	memberTimeout  = 500 * time.Millisecond
-	requestTimeout = 1500 * time.Millisecond
-	suiteTTL       = 3 * time.Second
-)
+// timeouts are the tests' clients': the test ensemble's tick is 100ms,
+// and its elections fit in the request timeout.
+var timeouts = drivertest.Timeouts{Member: 500 * time.Millisecond, Request: 1500 * time.Millisecond, TTL: 3 * time.Second}
 
 // servers returns the test ensemble's members, skipping the test without
 // them.
@@ -40,13 +33,7 @@ func dsn(t testing.TB, kv ...string) (string, string) {
 // dsnAt is dsn with the chroot root.
 func dsnAt(t testing.TB, root string, kv ...string) string {
 	t.Helper()
-	q := url.Values{}
-	q.Set("member_timeout", memberTimeout.String())
-	q.Set("request_timeout", requestTimeout.String())
-	for i := 0; i+1 < len(kv); i += 2 {
-		q.Set(kv[i], kv[i+1])
-	}
-	return "zk://" + strings.Join(servers(t), ",") + root + "?" + q.Encode()
+	return "zk://" + strings.Join(servers(t), ",") + root + "?" + drivertest.Query(append(timeouts.Params(), kv...)...)
 }
 
 // open opens a client on dsn, connected, and closed when the test ends.
