@@ -60,8 +60,8 @@ type Contention struct {
 	Retry bool
 
 	// Done, if set, is called after each release with the number of
-	// acquisitions released so far, from the goroutine that released: the
-	// place for a nemesis to act at set points.
+	// acquisitions released so far, from the goroutine that released (so
+	// concurrently): the place to signal a nemesis at set points.
 	Done func(done int)
 
 	// Nemesis, if set, runs in the test's goroutine while the goroutines
@@ -83,7 +83,7 @@ type ContentionReport struct {
 // test if the history shows overlapping holdings or token regressions
 // (tokens are checked if fenced), or holds fewer than N acquisitions while
 // no goroutine failed.
-func (c Contention) Run(t *testing.T, ctx context.Context, fenced bool) ContentionReport {
+func (c Contention) Run(t testing.TB, ctx context.Context, fenced bool) ContentionReport {
 	t.Helper()
 	goroutines := orDefault(c.Goroutines, 8)
 	opts := []lock.Option{

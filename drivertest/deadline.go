@@ -142,3 +142,30 @@ func RefusedCredentials(t *testing.T, name, password string, cases [][2]string) 
 		})
 	}
 }
+
+// SilentServer listens on a port of 127.0.0.1, accepts connections and
+// never reads or answers, until the test ends. It returns its address: a
+// server that is up but hung, as a driver's request timeout must bound.
+func SilentServer(t testing.TB) string {
+	t.Helper()
+	return testenv.SilentServer(t)
+}
+
+// AcquireOrGiveUp calls c.Acquire on key "k" with no deadline, releasing
+// what it gets, and closes c if it has not returned after d, failing the
+// test. It returns Acquire's error.
+func AcquireOrGiveUp(t testing.TB, c *lock.Client, d time.Duration) error {
+	t.Helper()
+	return testenv.AcquireOrGiveUp(t, c, d)
+}
+
+// DoCancelledAtValidUntil runs Do with a TTL of 1s on a client from open,
+// whose brk breaks the backend (a stalled or silent server) once the
+// function runs, and fails t unless the function's context is cancelled
+// within 25ms of the lock's ValidUntil, with Do's error matching
+// lock.ErrLost. It closes each client it opens. DISTLOCK_DO_LAG_RUNS
+// repeats it, for a measurement.
+func DoCancelledAtValidUntil(t *testing.T, open func(t *testing.T) (c *lock.Client, brk func())) {
+	t.Helper()
+	testenv.DoCancelledAtValidUntil(t, open)
+}

@@ -12,7 +12,6 @@ import (
 	"github.com/distlock/lock"
 	"github.com/distlock/lock/drivers/internal/secrettest"
 	"github.com/distlock/lock/drivertest"
-	"github.com/distlock/lock/internal/testenv"
 )
 
 // TestTLSAndPassword runs on the FerretDB of
@@ -24,10 +23,10 @@ import (
 // that says authentication failed; a connection without TLS fails. No error
 // or log line shows a password.
 func TestTLSAndPassword(t *testing.T) {
-	uri := testenv.Lookup(t, "DISTLOCK_MONGODB_TLS_URI")
+	uri := drivertest.Lookup(t, "DISTLOCK_MONGODB_TLS_URI")
 	// That FerretDB keeps its data in our PostgreSQL, which the postgres
 	// driver's tests restart: share it, as pgguard's tests do.
-	release, err := testenv.Hold(testenv.Postgres)
+	release, err := drivertest.Hold(drivertest.Shared("postgres"))
 	if err != nil {
 		t.Fatal(err)
 	}

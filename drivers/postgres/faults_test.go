@@ -11,7 +11,6 @@ import (
 
 	"github.com/distlock/lock"
 	"github.com/distlock/lock/drivertest"
-	"github.com/distlock/lock/internal/testenv"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -205,7 +204,7 @@ func TestRestart_clientsSurvive(t *testing.T) {
 		skipShort(t)
 	}
 	dsn := server(t)
-	testenv.Lookup(t, "DISTLOCK_SERVICES_DIR") // the server is ours to restart
+	drivertest.Lookup(t, "DISTLOCK_SERVICES_DIR") // the server is ours to restart
 	script, err := filepath.Abs("../../scripts/services.sh")
 	if err != nil {
 		t.Fatal(err)

@@ -7,12 +7,11 @@ import (
 	"github.com/distlock/lock/driver"
 	"github.com/distlock/lock/drivers/postgres"
 	"github.com/distlock/lock/drivertest"
-	"github.com/distlock/lock/internal/testenv"
 )
 
 func TestInspect(t *testing.T) {
 	dsn := server(t)
-	dc := testenv.Connect(t, postgres.Driver{}, drivertest.WithParams(dsn, "distlock_table", freshTable(t, dsn)))
+	dc := drivertest.Connect(t, postgres.Driver{}, drivertest.WithParams(dsn, "distlock_table", freshTable(t, dsn)))
 	defer dc.Close()
 	in := dc.(driver.Inspector)
 	ctx := drivertest.Context(t, time.Minute)

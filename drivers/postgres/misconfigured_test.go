@@ -11,7 +11,6 @@ import (
 
 	"github.com/distlock/lock"
 	"github.com/distlock/lock/drivertest"
-	"github.com/distlock/lock/internal/testenv"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -20,7 +19,7 @@ import (
 // ErrMisconfigured that shows no password.
 func TestAcquire_misconfiguredEndsAtOnce(t *testing.T) {
 	const wrong = "not-the-password-4711"
-	tlsDSN := testenv.Lookup(t, "DISTLOCK_POSTGRES_TLS_DSN")
+	tlsDSN := drivertest.Lookup(t, "DISTLOCK_POSTGRES_TLS_DSN")
 	plain := server(t)
 	right, _ := mustURL(t, tlsDSN).User.Password()
 	table := freshTable(t, plain)

@@ -10,7 +10,6 @@ import (
 	"github.com/distlock/lock"
 	"github.com/distlock/lock/drivers/postgres"
 	"github.com/distlock/lock/drivertest"
-	"github.com/distlock/lock/internal/testenv"
 )
 
 // slack is how late a call may end after its bound on a busy machine.
@@ -32,7 +31,7 @@ func TestTryAcquire_silentServerEndsWithinRequestTimeout(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			dsn := drivertest.WithParams("postgres://u@"+testenv.SilentServer(t)+"/db", tc.params...)
+			dsn := drivertest.WithParams("postgres://u@"+drivertest.SilentServer(t)+"/db", tc.params...)
 			c, err := lock.Open("postgres", dsn)
 			if err != nil {
 				t.Fatal(err)
@@ -64,7 +63,7 @@ func TestTryAcquire_silentServerEndsWithinRequestTimeout(t *testing.T) {
 // on a server that never answers.
 func TestTryAcquire_silentServerKeepsCallerDeadline(t *testing.T) {
 	t.Parallel()
-	c := open(t, "postgres://u@"+testenv.SilentServer(t)+"/db")
+	c := open(t, "postgres://u@"+drivertest.SilentServer(t)+"/db")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	start := time.Now()
@@ -91,7 +90,7 @@ func TestClose_callInFlight(t *testing.T) {
 		bound  time.Duration                                 // of the call in flight
 	}{
 		{"silentServer", func(t *testing.T) (string, func()) {
-			return "postgres://u@" + testenv.SilentServer(t) + "/db", nil
+			return "postgres://u@" + drivertest.SilentServer(t) + "/db", nil
 		}, timeout},
 		{"stalledServer", func(t *testing.T) (string, func()) {
 			dsn := server(t)
@@ -238,7 +237,7 @@ func TestTryAcquire_stalledServerKeepsCallerDeadline(t *testing.T) {
 // stops answering while it runs, whatever the extensions and the release
 // do against the stalled server.
 func TestDo_stalledServerCancelsAtValidUntil(t *testing.T) {
-	testenv.DoCancelledAtValidUntil(t, func(t *testing.T) (*lock.Client, func()) {
+	drivertest.DoCancelledAtValidUntil(t, func(t *testing.T) (*lock.Client, func()) {
 		dsn := server(t)
 		p := newStallProxy(t, hostOf(t, dsn))
 		c, err := lock.Open("postgres", drivertest.WithParams(strings.Replace(dsn, hostOf(t, dsn), p.addr, 1),

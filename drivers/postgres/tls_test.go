@@ -9,7 +9,6 @@ import (
 	"github.com/distlock/lock"
 	"github.com/distlock/lock/drivers/internal/secrettest"
 	"github.com/distlock/lock/drivertest"
-	"github.com/distlock/lock/internal/testenv"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -19,7 +18,7 @@ import (
 // refused, a wrong password fails, and no error shows a password; the
 // role cannot connect without TLS.
 func TestTLSAndPassword(t *testing.T) {
-	dsn := testenv.Lookup(t, "DISTLOCK_POSTGRES_TLS_DSN")
+	dsn := drivertest.Lookup(t, "DISTLOCK_POSTGRES_TLS_DSN")
 	table := freshTable(t, server(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
