@@ -4,7 +4,8 @@
 //
 //   - Servers: [Lookup] and [List] find a test server through its
 //     environment variable, and skip the test without it (or fail it, when
-//     CI is set).
+//     CI is set). [Main] holds the server's lock while a package's tests
+//     run, and checks for leaked goroutines.
 //   - Clients: [Open], [OpenPinged], [Connect], [Context], [WithParams]
 //     and [RandomHex], the small helpers of every driver test.
 //   - Examples: [ExampleServer] and [TokensGrow], the runnable example of a
@@ -17,10 +18,12 @@
 //     kill, hang and restart (a conformance.Faults), and [HungBackend] and
 //     [SilentServerIsUnavailable], the checks that a broken backend keeps
 //     callers' deadlines.
+//   - Wake-ups: [ReleaseWakes], the check that a release wakes a waiter.
 //   - Benchmarks: [BenchAcquireRelease] and [BenchHandoff], the driver
 //     beside a baseline written by hand, in the same run.
 //
 // The package is in the core module and imports no backend's client, so
 // that a driver's module that uses it pulls in no other backend. Its
-// helpers that talk to a backend take functions that do.
+// helpers that talk to a backend take functions that do. The steps of
+// adding a driver are in drivers/WRITING.md.
 package drivertest
