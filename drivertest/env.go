@@ -3,6 +3,7 @@ package drivertest
 import (
 	"log"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -42,4 +43,28 @@ func ExampleServer(name string) string {
 		log.Fatalf("%s is not set: eval \"$(scripts/services.sh env)\"", name)
 	}
 	return v
+}
+
+// ServicesScript returns the path of scripts/services.sh, found in the
+// nearest folder above the test's own that holds it, for a test that
+// starts a server it killed (services.sh start-redis, start-ferretdb). It
+// fails the test if there is none. A driver of a module of its own has its
+// go.mod in its folder: the repository's root is further up.
+func ServicesScript(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		script := filepath.Join(dir, "scripts", "services.sh")
+		if _, err := os.Stat(script); err == nil {
+			return script
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no scripts/services.sh above the test's folder")
+		}
+		dir = parent
+	}
 }

@@ -88,10 +88,7 @@ func restartFerretDB(t *testing.T) {
 			}
 		}
 	}
-	script, err := filepath.Abs("../../scripts/services.sh")
-	if err != nil {
-		t.Fatal(err)
-	}
+	script := drivertest.ServicesScript(t)
 	if out, err := exec.Command(script, "start-ferretdb").CombinedOutput(); err != nil {
 		t.Fatalf("services.sh start-ferretdb: %v\n%s", err, out)
 	}

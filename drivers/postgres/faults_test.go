@@ -3,9 +3,7 @@ package postgres_test
 import (
 	"context"
 	"errors"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -205,13 +203,7 @@ func TestRestart_clientsSurvive(t *testing.T) {
 	}
 	dsn := server(t)
 	drivertest.Lookup(t, "DISTLOCK_SERVICES_DIR") // the server is ours to restart
-	script, err := filepath.Abs("../../scripts/services.sh")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(script); err != nil {
-		t.Fatal(err)
-	}
+	script := drivertest.ServicesScript(t)
 	table := freshTable(t, dsn)
 	app := "distlock-test-restart-" + drivertest.RandomHex(4)
 	a := open(t, drivertest.WithParams(dsn, "distlock_table", table))
