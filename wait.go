@@ -99,10 +99,7 @@ func (qs *queues) released(key string, quiet *queue) {
 	}
 	qs.mu.Unlock()
 	if q != nil && q != quiet {
-		select {
-		case q.released <- struct{}{}:
-		default:
-		}
+		driver.Signal(q.released)
 	}
 }
 

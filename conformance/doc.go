@@ -30,5 +30,7 @@
 // [History], the checker of mutual exclusion and fencing that the
 // contention cases use, serves a driver's own stress tests too. The suite
 // is itself tested against deliberately broken drivers, to show that each
-// of its checks can fail.
+// of its checks can fail. The scaffolding around the suite that every
+// driver's tests share (servers, examples, contention and process runs,
+// cluster faults, benchmarks) is in package drivertest.
 package conformance

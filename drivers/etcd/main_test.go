@@ -3,9 +3,9 @@ package etcd_test
 import (
 	"testing"
 
-	"github.com/distlock/lock/internal/testenv"
+	"github.com/distlock/lock/drivertest"
 )
 
 // The fault tests kill and hang members: no other package's tests use the
 // cluster meanwhile.
-func TestMain(m *testing.M) { testenv.Main(m, testenv.Etcd) }
+func TestMain(m *testing.M) { drivertest.Main(m, drivertest.Alone("etcd")) }

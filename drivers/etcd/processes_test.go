@@ -5,10 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/distlock/lock"
 	"github.com/distlock/lock/conformance"
-	"github.com/distlock/lock/driver"
 	"github.com/distlock/lock/drivers/etcd"
+	"github.com/distlock/lock/drivertest"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 )
@@ -18,51 +17,22 @@ import (
 // no overlap, no token regression, no lost write, no key left a TTL after
 // the run. And the count of keys left behind sees a leaky variant's.
 func TestProcesses(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs worker processes and a nemesis")
-	}
-	t.Run("safe", func(t *testing.T) {
-		prefix := conformance.SharedName("distlock-procs/") + "/"
-		full := dsn(t, "prefix", prefix)
-		p := conformance.Processes{
-			Open: func(t testing.TB) *lock.Client {
-				c, err := lock.Open("etcd", full)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return c
-			},
+	drivertest.ProcessRuns{
+		Driver: etcd.Driver{},
+		Prefix: "distlock-procs-",
+		DSN:    func(t testing.TB, name string) string { return dsn(t, "prefix", name+"/") },
+		Settings: conformance.Processes{
 			Duration: conformance.SoakDuration(10 * time.Second), TTL: 2 * time.Second, Fenced: true,
 			Majority: true, PauseHolders: true,
-		}
-		if !conformance.InWorker() {
+		},
+		Leftovers: func(t *testing.T, name string) func(*testing.T) int { return keysUnder(t, name+"/") },
+		Nemesis: func(t *testing.T, _ string, p *conformance.Processes) {
 			c := theCluster(t)
 			c.healthy(t, 30*time.Second)
 			p.Faults = c
-			p.Leftovers = keysUnder(t, prefix)
-		}
-		rep := conformance.RunProcesses(t, p)
-		t.Log(rep)
-		conformance.RequireSafe(t, rep)
-		if !conformance.InWorker() {
-			theCluster(t).healthy(t, 30*time.Second)
-		}
-	})
-	t.Run("leaky", func(t *testing.T) {
-		prefix := conformance.SharedName("distlock-procs-leaky/") + "/"
-		full := dsn(t, "prefix", prefix)
-		var count func(*testing.T) int
-		if !conformance.InWorker() {
-			count = keysUnder(t, prefix)
-		}
-		conformance.RequireLeftoversSeen(t, func(t testing.TB) driver.Connector {
-			cn, err := etcd.Driver{}.OpenConnector(full)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return cn
-		}, count)
-	})
+		},
+		After: func(t *testing.T) { theCluster(t).healthy(t, 30*time.Second) },
+	}.Run(t)
 }
 
 // keysUnder returns a count of the keys under prefix, on a client closed

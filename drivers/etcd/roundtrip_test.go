@@ -12,6 +12,7 @@ import (
 	"github.com/distlock/lock"
 	"github.com/distlock/lock/driver"
 	"github.com/distlock/lock/drivers/etcd"
+	"github.com/distlock/lock/drivertest"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
@@ -62,7 +63,7 @@ func TestRoundTrips_uncontendedAcquireRelease(t *testing.T) {
 	etcd.AddDialOptionsForTest(connector.(*etcd.Connector), r.option())
 	c := lock.OpenConnector(connector)
 	defer c.Close()
-	ctx := ctxFor(t, 30*time.Second)
+	ctx := drivertest.Context(t, 30*time.Second)
 	cycle := func(key string) {
 		l, err := c.TryAcquire(ctx, key, lock.WithTTL(time.Minute))
 		if err != nil {
@@ -166,7 +167,7 @@ func TestRoutes_preferTheLeader(t *testing.T) {
 		}
 		return out
 	}
-	ctx := ctxFor(t, time.Minute)
+	ctx := drivertest.Context(t, time.Minute)
 	cn, leader := connectToLeader(t, ctx, cl)
 	i := slices.Index(cl.eps, leader)
 	cl.Kill(t, i)
@@ -199,7 +200,7 @@ func TestRoutes_preferTheLeader(t *testing.T) {
 func TestRoutes_backToTheLeaderAfterAFailover(t *testing.T) {
 	cl := theCluster(t)
 	cl.healthy(t, 30*time.Second)
-	ctx := ctxFor(t, time.Minute)
+	ctx := drivertest.Context(t, time.Minute)
 	cn, leader := connectToLeader(t, ctx, cl)
 	isLeader := func(ep string) bool { return "http://"+ep == leader || ep == leader }
 	i := slices.Index(cl.eps, leader)
@@ -213,16 +214,16 @@ func TestRoutes_backToTheLeaderAfterAFailover(t *testing.T) {
 	done := make(chan error, 1)
 	start := time.Now()
 	go func() {
-		_, err := cn.Acquire(ctx, "failover/"+randomHex(4), "v", time.Minute)
+		_, err := cn.Acquire(ctx, "failover/"+drivertest.RandomHex(4), "v", time.Minute)
 		done <- err
 	}()
-	time.Sleep(memberTimeout + 200*time.Millisecond) // past the member timeout, short of an election (1s)
+	time.Sleep(timeouts.Member + 200*time.Millisecond) // past the member timeout, short of an election (1s)
 	cl.Restart(t, i)
 	resumed = true
 	if err := <-done; err != nil {
 		t.Fatalf("Acquire across the leader's hang: %v", err)
 	}
-	if took := time.Since(start); took < memberTimeout {
+	if took := time.Since(start); took < timeouts.Member {
 		t.Fatalf("Acquire took %v, less than the member timeout: it did not fail over, and the test shows nothing", took)
 	}
 	deadline := time.Now().Add(5 * time.Second)

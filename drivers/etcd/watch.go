@@ -32,14 +32,15 @@ type watcher struct {
 	mu      sync.Mutex
 	ctx     context.Context // the stream's; ends at close
 	stop    context.CancelFunc
-	keys    map[string]*keyWatch
+	keys    map[string]*keyWatch // the etcd watch of each key waited for
+	subs    driver.Subscribers   // the waiters' channels, by key
 	wg      sync.WaitGroup
 	stopped bool
 }
 
 // keyWatch is the etcd watch of one key, shared by the key's waiters.
 type keyWatch struct {
-	subs    map[*watch]struct{}
+	key     string
 	cancel  context.CancelFunc
 	created chan struct{} // closed once the watch is in place (or ended)
 }
@@ -62,14 +63,13 @@ func (w *watcher) watch(ctx context.Context, key string) (driver.Watch, error) {
 		w.mu.Unlock()
 		return nil, errClosed
 	}
-	kw := w.keys[key]
-	if kw == nil {
+	if w.subs.Add(key, sub.c) {
 		kctx, cancel := context.WithCancel(w.ctx)
-		kw = &keyWatch{subs: make(map[*watch]struct{}), cancel: cancel, created: make(chan struct{})}
+		kw := &keyWatch{key: key, cancel: cancel, created: make(chan struct{})}
 		w.keys[key] = kw
 		w.wg.Go(func() { w.run(kctx, cli, key, kw) })
 	}
-	kw.subs[sub] = struct{}{}
+	kw := w.keys[key]
 	w.mu.Unlock()
 	t := time.NewTimer(watchWait)
 	defer t.Stop()
@@ -126,12 +126,12 @@ func (w *watcher) run(ctx context.Context, cli *clientv3.Client, key string, kw 
 	}
 }
 
-// wake wakes every waiter of kw.
+// wake wakes every waiter of kw, while kw is the key's watch.
 func (w *watcher) wake(kw *keyWatch) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for s := range kw.subs {
-		s.wake()
+	if w.keys[kw.key] == kw {
+		w.subs.Wake(kw.key)
 	}
 }
 
@@ -157,26 +157,14 @@ var _ driver.Watch = (*watch)(nil)
 // deleted.
 func (s *watch) Released() <-chan struct{} { return s.c }
 
-func (s *watch) wake() {
-	select {
-	case s.c <- struct{}{}:
-	default:
-	}
-}
-
 // Close ends the subscription, and the key's etcd watch with its last
 // subscriber. Closing it again does nothing.
 func (s *watch) Close() error {
 	w := s.w
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	kw := w.keys[s.key]
-	if kw == nil {
-		return nil
-	}
-	delete(kw.subs, s)
-	if len(kw.subs) == 0 {
-		kw.cancel()
+	if w.subs.Remove(s.key, s.c) {
+		w.keys[s.key].cancel()
 		delete(w.keys, s.key)
 	}
 	return nil

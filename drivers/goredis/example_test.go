@@ -2,6 +2,7 @@ package goredis_test
 
 import (
 	"context"
+	"errors"
 	"log"
 	"time"
 
@@ -11,21 +12,6 @@ import (
 	"github.com/distlock/lock/drivers/goredis"
 	"github.com/distlock/lock/drivers/redlock"
 )
-
-// Three independent masters: a lock needs two of them.
-func Example() {
-	c, err := lock.Open("goredis", "redis://10.0.0.1:6379,redis://10.0.0.2:6379,redis://10.0.0.3:6379?node_timeout=20ms")
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer c.Close()
-	ctx := context.Background()
-	l, err := c.Acquire(ctx, "invoice:42", lock.WithTTL(10*time.Second))
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer l.Release(ctx)
-}
 
 // Clients you built yourself, here a failover client per master, with
 // fencing tokens on.
@@ -44,4 +30,25 @@ func ExampleNew() {
 	}
 	c := lock.OpenConnector(connector)
 	defer c.Close()
+}
+
+// Three independent masters: a lock needs two of them. TryAcquire makes
+// one attempt: lock.ErrNotAcquired says that another holder has the key,
+// any other error that the masters could not be reached.
+func Example() {
+	c, err := lock.Open("goredis", "redis://10.0.0.1:6379,redis://10.0.0.2:6379,redis://10.0.0.3:6379?node_timeout=20ms")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	switch l, err := c.TryAcquire(ctx, "invoice:42", lock.WithTTL(10*time.Second)); {
+	case errors.Is(err, lock.ErrNotAcquired):
+		log.Print("invoice:42 is being handled elsewhere")
+	case err != nil:
+		log.Fatal(err)
+	default:
+		defer l.Release(ctx)
+		// ...
+	}
 }

@@ -59,15 +59,15 @@ func (Driver) OpenConnector(dsn string) (driver.Connector, error) {
 type Store struct {
 	mu   sync.Mutex
 	keys map[string]*entry
+	subs driver.Subscribers // the watches of releases, by key
 }
 
 // entry is the state of one key. A free key keeps its entry, and so its
 // fencing counter.
 type entry struct {
-	value    string    // holder's value; "" when free
-	expires  time.Time // end of the holder's lease
-	fence    uint64    // token of the latest acquisition
-	watchers map[*watch]struct{}
+	value   string    // holder's value; "" when free
+	expires time.Time // end of the holder's lease
+	fence   uint64    // token of the latest acquisition
 }
 
 func (e *entry) heldAt(now time.Time) bool { return e.value != "" && now.Before(e.expires) }
@@ -145,12 +145,7 @@ func (c conn) Release(ctx context.Context, key, value string) error {
 		return driver.ErrNotHeld
 	}
 	e.value = ""
-	for w := range e.watchers {
-		select {
-		case w.c <- struct{}{}:
-		default:
-		}
-	}
+	s.subs.Wake(key)
 	return nil
 }
 
@@ -211,16 +206,8 @@ func (c conn) Watch(ctx context.Context, key string) (driver.Watch, error) {
 	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e := s.keys[key]
-	if e == nil {
-		e = &entry{}
-		s.keys[key] = e
-	}
-	if e.watchers == nil {
-		e.watchers = make(map[*watch]struct{})
-	}
-	w := &watch{s: s, e: e, c: make(chan struct{}, 1)}
-	e.watchers[w] = struct{}{}
+	w := &watch{s: s, key: key, c: make(chan struct{}, 1)}
+	s.subs.Add(key, w.c)
 	return w, nil
 }
 
@@ -228,9 +215,9 @@ func (conn) Close() error { return nil }
 
 // watch is a subscription to releases of one key.
 type watch struct {
-	s *Store
-	e *entry
-	c chan struct{}
+	s   *Store
+	key string
+	c   chan struct{}
 }
 
 func (w *watch) Released() <-chan struct{} { return w.c }
@@ -238,6 +225,6 @@ func (w *watch) Released() <-chan struct{} { return w.c }
 func (w *watch) Close() error {
 	w.s.mu.Lock()
 	defer w.s.mu.Unlock()
-	delete(w.e.watchers, w)
+	w.s.subs.Remove(w.key, w.c)
 	return nil
 }

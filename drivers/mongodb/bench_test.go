@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/distlock/lock"
+	"github.com/distlock/lock/drivertest"
 	"github.com/distlock/lock/internal/latency"
 )
 
@@ -27,7 +28,7 @@ import (
 func BenchmarkAcquireRelease(b *testing.B) {
 	c := open(b, dsnFor(b, server(b)))
 	ctx := context.Background()
-	key := "bench/" + randomHex(4)
+	key := "bench/" + drivertest.RandomHex(4)
 	var lat latency.Recorder
 	b.ReportAllocs()
 	for b.Loop() {
@@ -47,7 +48,7 @@ func BenchmarkAcquireRelease(b *testing.B) {
 func BenchmarkAcquireRelease_parallel(b *testing.B) {
 	c := open(b, dsnFor(b, server(b)))
 	ctx := context.Background()
-	prefix := "bench/" + randomHex(4) + "/"
+	prefix := "bench/" + drivertest.RandomHex(4) + "/"
 	var next atomic.Int64
 	var lat latency.Recorder
 	b.ReportAllocs()
@@ -74,7 +75,7 @@ func BenchmarkAcquireRelease_parallel(b *testing.B) {
 func BenchmarkHandoff(b *testing.B) {
 	c := open(b, dsnFor(b, server(b)))
 	ctx := context.Background()
-	key := "bench/" + randomHex(4)
+	key := "bench/" + drivertest.RandomHex(4)
 	const goroutines = 8
 	retry := lock.WithRetry(lock.FixedDelay(5 * time.Millisecond))
 	var lat latency.Recorder

@@ -7,26 +7,20 @@ import (
 	"github.com/distlock/lock/conformance"
 	"github.com/distlock/lock/driver"
 	"github.com/distlock/lock/drivers/mongodb"
-	"github.com/distlock/lock/internal/testenv"
+	"github.com/distlock/lock/drivertest"
 )
 
 // TestConformance runs the suite on clients opened by DSN, each with a
 // mongo.Client of its own.
 func TestConformance(t *testing.T) {
 	dsn := dsnFor(t, server(t))
-	dsn = withParams(dsn, "distlock_create_collection", "false")
+	dsn = drivertest.WithParams(dsn, "distlock_create_collection", "false")
 	conformance.Run(t, conformance.Harness{
-		NewClient: func(t *testing.T) *lock.Client {
-			c, err := lock.Open("mongodb", dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return c
-		},
-		NewConn: func(t *testing.T) driver.Conn { return testenv.Connect(t, mongodb.Driver{}, dsn) },
-		Fencing: true,
-		Extend:  true,
-		TTL:     ttl,
+		NewClient: drivertest.NewClient("mongodb", dsn),
+		NewConn:   func(t *testing.T) driver.Conn { return drivertest.Connect(t, mongodb.Driver{}, dsn) },
+		Fencing:   true,
+		Extend:    true,
+		TTL:       ttl,
 	})
 }
 

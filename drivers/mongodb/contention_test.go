@@ -5,14 +5,12 @@ import (
 	"net/url"
 	"os"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/distlock/lock"
-	"github.com/distlock/lock/conformance"
 	"github.com/distlock/lock/drivers/mongodb"
+	"github.com/distlock/lock/drivertest"
 	"go.mongodb.org/mongo-driver/v2/bson"
 )
 
@@ -24,80 +22,35 @@ func TestContention(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: skipped with -short")
 	}
-	n := 1000
-	if s := os.Getenv("DISTLOCK_MONGODB_ACQUISITIONS"); s != "" {
-		v, err := strconv.Atoi(s)
-		if err != nil || v <= 0 {
-			t.Fatalf("DISTLOCK_MONGODB_ACQUISITIONS=%q: want a positive number", s)
-		}
-		n = v
-	}
+	n := drivertest.Acquisitions(t, "DISTLOCK_MONGODB_ACQUISITIONS", 1000)
 	var params []string
 	if os.Getenv("DISTLOCK_MONGODB_NOPRUNE") != "" { // for comparisons by hand
 		params = append(params, "distlock_prune", "false")
 	}
 	dsn := dsnFor(t, server(t), params...)
-	clients := []*lock.Client{open(t, dsn), open(t, dsn), open(t, dsn), open(t, dsn)}
-	const goroutines = 8
 	nkeys := 4
 	if s := os.Getenv("DISTLOCK_MONGODB_KEYS"); s != "" { // for experiments by hand
 		nkeys, _ = strconv.Atoi(s)
 	}
 	keys := make([]string, max(nkeys, 1))
 	for i := range keys {
-		keys[i] = "contention/" + randomHex(4) + "/" + strconv.Itoa(i)
+		keys[i] = "contention/" + drivertest.RandomHex(4) + "/" + strconv.Itoa(i)
 	}
-	ctx := ctxFor(t, 30*time.Minute)
-	var h conformance.History
-	var left atomic.Int64
-	left.Store(int64(n))
-	var wg sync.WaitGroup
-	errs := make(chan error, goroutines)
-	start := time.Now()
-	for g := range goroutines {
-		wg.Go(func() {
-			c := clients[g%len(clients)]
-			for i := 0; left.Add(-1) >= 0; i++ {
-				k := keys[(g+i)%len(keys)]
-				l, err := c.Acquire(ctx, k, lock.WithTTL(10*time.Second),
-					lock.WithRetry(lock.ExponentialBackoff(time.Millisecond, 20*time.Millisecond)))
-				if err != nil {
-					errs <- err
-					return
-				}
-				got := time.Now()
-				time.Sleep(time.Duration(i%3) * 100 * time.Microsecond)
-				h.Hold(l, got)
-				if err := l.Release(ctx); err != nil {
-					errs <- err
-					return
-				}
-			}
-		})
+	run := drivertest.Contention{
+		Clients: []*lock.Client{open(t, dsn), open(t, dsn), open(t, dsn), open(t, dsn)},
+		Keys:    keys,
+		N:       n,
+		TTL:     10 * time.Second,
+		Vary:    true,
 	}
-	wg.Wait()
-	took := time.Since(start)
-	close(errs)
-	for err := range errs {
-		t.Errorf("contender: %v", err)
-	}
-	overlaps, regressions, report := h.Violations(true)
+	run.Run(t, drivertest.Context(t, 30*time.Minute), true)
 	var stats lock.Stats
-	for _, c := range clients {
+	for _, c := range run.Clients {
 		s := c.Stats()
-		stats.Acquired += s.Acquired
 		stats.Contended += s.Contended
 		stats.Failed += s.Failed
 	}
-	t.Logf("%d acquisitions of %d keys by %d goroutines over %d clients in %v (%.0f/s): %d overlaps, %d token regressions; %d attempts found the key held, %d failed",
-		h.Len(), len(keys), goroutines, len(clients), took.Round(time.Millisecond), float64(h.Len())/took.Seconds(),
-		overlaps, regressions, stats.Contended, stats.Failed)
-	if overlaps != 0 || regressions != 0 {
-		t.Errorf("%d overlapping holdings and %d token regressions:\n%s", overlaps, regressions, report)
-	}
-	if h.Len() != n && !t.Failed() {
-		t.Errorf("%d holdings recorded, want %d", h.Len(), n)
-	}
+	t.Logf("%d attempts found the key held, %d failed", stats.Contended, stats.Failed)
 }
 
 // TestPruning shortens the pruning delay and checks that superseded
@@ -109,8 +62,8 @@ func TestPruning(t *testing.T) {
 	uri := server(t)
 	dsn := dsnFor(t, uri)
 	coll := adminClient(t, uri).Database(testDB).Collection(collectionOf(t, dsn))
-	ctx := ctxFor(t, 2*time.Minute)
-	key := "prune/" + randomHex(4)
+	ctx := drivertest.Context(t, 2*time.Minute)
+	key := "prune/" + drivertest.RandomHex(4)
 
 	stale := open(t, dsn)
 	l, err := stale.TryAcquire(ctx, key)
@@ -193,8 +146,8 @@ func TestDiscovery_lostHints(t *testing.T) {
 	uri := server(t)
 	dsn := dsnFor(t, uri, "distlock_prune", "false")
 	coll := adminClient(t, uri).Database(testDB).Collection(collectionOf(t, dsn))
-	ctx := ctxFor(t, time.Minute)
-	key := "hints/" + randomHex(4)
+	ctx := drivertest.Context(t, time.Minute)
+	key := "hints/" + drivertest.RandomHex(4)
 	a := open(t, dsn)
 	var held *lock.Lock
 	var last uint64

@@ -3,50 +3,16 @@
 package mongodb_test
 
 import (
-	"context"
-	"fmt"
-	"log"
-	"os"
-
-	"github.com/distlock/lock"
 	_ "github.com/distlock/lock/drivers/mongodb" // registers "mongodb"
+	"github.com/distlock/lock/drivertest"
 )
 
 // Acquire and release on a MongoDB server (here FerretDB), then acquire
 // again: the token grows. The example runs with -tags servers, on the test
-// servers of scripts/services.sh, found through DISTLOCK_MONGODB_URI. Its
-// key is its own, and it prints only what holds on every run, since the
-// backend keeps the key's tokens growing across runs.
+// servers of scripts/services.sh, found through DISTLOCK_MONGODB_URI.
 func Example_testServers() {
-	env := os.Getenv("DISTLOCK_MONGODB_URI")
-	if env == "" {
-		log.Fatal("DISTLOCK_MONGODB_URI is not set: eval \"$(scripts/services.sh env)\"")
-	}
-	c, err := lock.Open("mongodb", env)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer c.Close()
-	ctx := context.Background()
-	const key = "mongodb-example/invoice:42"
-
-	l, err := c.Acquire(ctx, key)
-	if err != nil {
-		log.Fatal(err)
-	}
-	first, ok := l.Token()
-	fmt.Println("fenced:", ok, "positive:", first > 0)
-	if err := l.Release(ctx); err != nil {
-		log.Fatal(err)
-	}
-
-	next, err := c.Acquire(ctx, key)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer next.Release(ctx)
-	tok, _ := next.Token()
-	fmt.Println("next token greater:", tok.Newer(first))
+	uri := drivertest.ExampleServer("DISTLOCK_MONGODB_URI")
+	drivertest.TokensGrow("mongodb", uri, "mongodb-example/invoice:42")
 	// Output:
 	// fenced: true positive: true
 	// next token greater: true

@@ -11,7 +11,7 @@ import (
 	"github.com/distlock/lock"
 	"github.com/distlock/lock/drivers/internal/secrettest"
 	"github.com/distlock/lock/drivers/mongodb"
-	"github.com/distlock/lock/internal/testenv"
+	"github.com/distlock/lock/drivertest"
 )
 
 // timed runs f and returns how long it took and its error.
@@ -46,8 +46,8 @@ func viaProxy(t *testing.T, kv ...string) (*proxy, string) {
 // A wrong password is a misconfiguration: Acquire ends at once, without
 // retrying and without showing the password.
 func TestAcquire_wrongPasswordIsMisconfigured(t *testing.T) {
-	uri := testenv.Lookup(t, "DISTLOCK_MONGODB_TLS_URI")
-	release, err := testenv.Hold(testenv.Postgres) // that FerretDB keeps its data there
+	uri := drivertest.Lookup(t, "DISTLOCK_MONGODB_TLS_URI")
+	release, err := drivertest.Hold(drivertest.Shared("postgres")) // that FerretDB keeps its data there
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestAcquire_wrongPasswordIsMisconfigured(t *testing.T) {
 	}
 	const wrong = "not-the-password-4711"
 	u.User = url.UserPassword(u.User.Username(), wrong)
-	c := open(t, withParams(u.String(), "distlock_database", testDB))
+	c := open(t, drivertest.WithParams(u.String(), "distlock_database", testDB))
 	took, err := timed(func() error { _, err := c.Acquire(context.Background(), "k"); return err })
 	t.Logf("after %v: %v", took, err)
 	if !errors.Is(err, lock.ErrMisconfigured) || took > time.Second {
@@ -73,7 +73,7 @@ func TestAcquire_wrongPasswordIsMisconfigured(t *testing.T) {
 // with an error matching ErrMisconfigured, not when the Go driver's server
 // selection times out.
 func TestAcquire_wrongEndIsMisconfigured(t *testing.T) {
-	tlsURI := testenv.Lookup(t, "DISTLOCK_MONGODB_TLS_URI")
+	tlsURI := drivertest.Lookup(t, "DISTLOCK_MONGODB_TLS_URI")
 	u, err := url.Parse(tlsURI)
 	if err != nil {
 		t.Fatal(err)
@@ -113,7 +113,7 @@ func TestAcquire_closedPortIsUnavailable(t *testing.T) {
 func TestTryAcquire_serverGoneIsUnavailable(t *testing.T) {
 	p, dsn := viaProxy(t)
 	c := open(t, dsn)
-	if err := acquireOnce(ctxFor(t, 10*time.Second), c); err != nil {
+	if err := acquireOnce(drivertest.Context(t, 10*time.Second), c); err != nil {
 		t.Fatal(err)
 	}
 	p.shut()
@@ -161,7 +161,7 @@ func TestClose_callInFlightOnSilentServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := acquireOnce(ctxFor(t, 10*time.Second), c); err != nil {
+	if err := acquireOnce(drivertest.Context(t, 10*time.Second), c); err != nil {
 		t.Fatal(err)
 	}
 	p.silence()
@@ -196,7 +196,7 @@ func TestOpenConnector_requestTimeoutMustBePositive(t *testing.T) {
 // stops answering while it runs, whatever the extensions and the release
 // do against the silent server.
 func TestDo_silentServerCancelsAtValidUntil(t *testing.T) {
-	testenv.DoCancelledAtValidUntil(t, func(t *testing.T) (*lock.Client, func()) {
+	drivertest.DoCancelledAtValidUntil(t, func(t *testing.T) (*lock.Client, func()) {
 		p, dsn := viaProxy(t, "distlock_request_timeout", "500ms")
 		c, err := lock.Open("mongodb", dsn)
 		if err != nil {

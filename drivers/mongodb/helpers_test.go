@@ -2,16 +2,12 @@ package mongodb_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"net/url"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/distlock/lock"
 	"github.com/distlock/lock/drivers/mongodb"
-	"github.com/distlock/lock/internal/testenv"
+	"github.com/distlock/lock/drivertest"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
@@ -28,29 +24,7 @@ const testDB = "distlock_test"
 // server returns the test server's URI, skipping the test without one.
 func server(t testing.TB) string {
 	t.Helper()
-	return testenv.Lookup(t, "DISTLOCK_MONGODB_URI")
-}
-
-// withParams appends URL query parameters (name, value, name, value...) to
-// a URI.
-func withParams(uri string, kv ...string) string {
-	var b strings.Builder
-	b.WriteString(uri)
-	sep := "?"
-	if strings.Contains(uri, "?") {
-		sep = "&"
-	}
-	for i := 0; i+1 < len(kv); i += 2 {
-		b.WriteString(sep + url.QueryEscape(kv[i]) + "=" + url.QueryEscape(kv[i+1]))
-		sep = "&"
-	}
-	return b.String()
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	rand.Read(b)
-	return hex.EncodeToString(b)
+	return drivertest.Lookup(t, "DISTLOCK_MONGODB_URI")
 }
 
 // adminClient returns a plain client of the test server, disconnected when
@@ -73,7 +47,7 @@ func adminClient(t testing.TB, uri string) *mongo.Client {
 // uses, and drops it when the test ends.
 func freshCollection(t testing.TB, uri string) string {
 	t.Helper()
-	name := "grants_" + randomHex(6)
+	name := "grants_" + drivertest.RandomHex(6)
 	admin := adminClient(t, uri)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -88,25 +62,14 @@ func freshCollection(t testing.TB, uri string) string {
 // dsnFor returns a DSN for a fresh collection of the test database.
 func dsnFor(t testing.TB, uri string, kv ...string) string {
 	t.Helper()
-	dsn := withParams(uri, append([]string{"distlock_database", testDB, "distlock_collection", freshCollection(t, uri)}, kv...)...)
+	dsn := drivertest.WithParams(uri, append([]string{"distlock_database", testDB, "distlock_collection", freshCollection(t, uri)}, kv...)...)
 	// Create the collection and its index once, here.
-	testenv.Connect(t, mongodb.Driver{}, dsn).Close()
+	drivertest.Connect(t, mongodb.Driver{}, dsn).Close()
 	return dsn
 }
 
 // open opens a client on dsn, closed when the test ends.
 func open(t testing.TB, dsn string) *lock.Client {
 	t.Helper()
-	c, err := lock.Open("mongodb", dsn)
-	if err != nil {
-		t.Fatalf("lock.Open: %v", err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
-func ctxFor(t testing.TB, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
+	return drivertest.Open(t, "mongodb", dsn)
 }

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/distlock/lock/internal/testenv"
+	"github.com/distlock/lock/drivertest"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
@@ -86,7 +86,7 @@ func TestHousekeeper_forgets(t *testing.T) {
 // pruneBatch, not one batch per tick: a key busier than pruneBatch
 // grants a tick would otherwise grow without bound.
 func TestHousekeeper_pruneKeyCatchesUp(t *testing.T) {
-	uri := testenv.Lookup(t, "DISTLOCK_MONGODB_URI")
+	uri := drivertest.Lookup(t, "DISTLOCK_MONGODB_URI")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	client, err := mongo.Connect(options.Client().ApplyURI(uri))

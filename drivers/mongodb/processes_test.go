@@ -11,11 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/distlock/lock"
 	"github.com/distlock/lock/conformance"
-	"github.com/distlock/lock/driver"
 	"github.com/distlock/lock/drivers/mongodb"
-	"github.com/distlock/lock/internal/testenv"
+	"github.com/distlock/lock/drivertest"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
@@ -27,48 +25,27 @@ import (
 // write, no grant live a TTL after the run. And the count of live grants
 // sees a leaky variant's.
 func TestProcesses(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs worker processes and a nemesis")
-	}
-	uri := server(t)
-	t.Run("safe", func(t *testing.T) {
-		coll := conformance.SharedName("distlock_procs_")
-		dsn := withParams(uri, "distlock_database", testDB, "distlock_collection", coll)
-		p := conformance.Processes{
-			Open: func(t testing.TB) *lock.Client {
-				c, err := lock.Open("mongodb", dsn)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return c
-			},
-			Duration: conformance.SoakDuration(8 * time.Second), TTL: 2 * time.Second, Fenced: true, PauseHolders: true,
-		}
-		if !conformance.InWorker() {
-			grants := procsCollection(t, uri, coll)
+	drivertest.ProcessRuns{
+		Driver:    mongodb.Driver{},
+		DSN:       procsDSN,
+		Settings:  conformance.Processes{Duration: conformance.SoakDuration(8 * time.Second), Fenced: true, PauseHolders: true},
+		Leftovers: procsLeftovers,
+		Nemesis: func(t *testing.T, _ string, p *conformance.Processes) {
 			p.Actions = map[string]func(*testing.T){"restart-ferretdb": restartFerretDB}
-			p.Leftovers = func(t *testing.T) int { return liveGrants(t, grants) }
-		}
-		rep := conformance.RunProcesses(t, p)
-		t.Log(rep)
-		conformance.RequireSafe(t, rep)
-	})
-	t.Run("leaky", func(t *testing.T) {
-		coll := conformance.SharedName("distlock_procs_leaky_")
-		dsn := withParams(uri, "distlock_database", testDB, "distlock_collection", coll)
-		var live func(*testing.T) int
-		if !conformance.InWorker() {
-			grants := procsCollection(t, uri, coll)
-			live = func(t *testing.T) int { return liveGrants(t, grants) }
-		}
-		conformance.RequireLeftoversSeen(t, func(t testing.TB) driver.Connector {
-			cn, err := mongodb.Driver{}.OpenConnector(dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return cn
-		}, live)
-	})
+		},
+	}.Run(t)
+}
+
+// procsDSN is the DSN of a fault run on the collection coll.
+func procsDSN(t testing.TB, coll string) string {
+	return drivertest.WithParams(server(t), "distlock_database", testDB, "distlock_collection", coll)
+}
+
+// procsLeftovers counts the live grants of the collection coll, dropped
+// when the test ends.
+func procsLeftovers(t *testing.T, coll string) func(*testing.T) int {
+	grants := procsCollection(t, server(t), coll)
+	return func(t *testing.T) int { return liveGrants(t, grants) }
 }
 
 // procsCollection is a fault run's grants collection, dropped when the
@@ -83,13 +60,13 @@ func procsCollection(t *testing.T, uri, coll string) *mongo.Collection {
 // starts it again on the same data with scripts/services.sh.
 func restartFerretDB(t *testing.T) {
 	dir := filepath.Join(os.Getenv("DISTLOCK_SERVICES_DIR"), "ferretdb")
-	pid, ok := testenv.ServerPID(dir, "ferretdb.pid")
+	pid, ok := drivertest.ServerPID(dir, "ferretdb.pid")
 	if !ok {
 		t.Fatalf("no live FerretDB of ours in %s", dir)
 	}
 	syscall.Kill(pid, syscall.SIGKILL)
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if _, alive := testenv.ServerPID(dir, "ferretdb.pid"); !alive {
+		if _, alive := drivertest.ServerPID(dir, "ferretdb.pid"); !alive {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -111,10 +88,7 @@ func restartFerretDB(t *testing.T) {
 			}
 		}
 	}
-	script, err := filepath.Abs("../../scripts/services.sh")
-	if err != nil {
-		t.Fatal(err)
-	}
+	script := drivertest.ServicesScript(t)
 	if out, err := exec.Command(script, "start-ferretdb").CombinedOutput(); err != nil {
 		t.Fatalf("services.sh start-ferretdb: %v\n%s", err, out)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/distlock/lock/drivers/internal/secrettest"
 	"github.com/distlock/lock/drivers/mongodb"
+	"github.com/distlock/lock/drivertest"
 )
 
 // withCredentials returns uri with user u and password pw.
@@ -33,7 +34,7 @@ func TestSecrets_neverPrinted(t *testing.T) {
 	plain := server(t)
 	pw := secrettest.Password
 	// FerretDB, without authentication, accepts any PLAIN credentials.
-	accepted := withParams(withCredentials(t, plain, "u", pw), "authMechanism", "PLAIN")
+	accepted := drivertest.WithParams(withCredentials(t, plain, "u", pw), "authMechanism", "PLAIN")
 	srv, err := url.Parse(plain)
 	if err != nil {
 		t.Fatal(err)
@@ -43,7 +44,7 @@ func TestSecrets_neverPrinted(t *testing.T) {
 	t.Run("printed", func(t *testing.T) {
 		sc := secrettest.New(t)
 		coll := freshCollection(t, plain)
-		connector, err := mongodb.Driver{}.OpenConnector(withParams(accepted, "distlock_database", testDB, "distlock_collection", coll))
+		connector, err := mongodb.Driver{}.OpenConnector(drivertest.WithParams(accepted, "distlock_database", testDB, "distlock_collection", coll))
 		sc.Connector("the connector of Driver.OpenConnector", connector, err)
 
 		client, err := mongo.Connect(options.Client().ApplyURI(accepted))
@@ -63,7 +64,7 @@ func TestSecrets_neverPrinted(t *testing.T) {
 
 	t.Run("accepted", func(t *testing.T) {
 		sc := secrettest.New(t)
-		dsn := withParams(accepted, "distlock_database", testDB, "distlock_collection", freshCollection(t, plain))
+		dsn := drivertest.WithParams(accepted, "distlock_database", testDB, "distlock_collection", freshCollection(t, plain))
 		sc.Use("a client of lock.Open", sc.Open("mongodb", dsn), secrettest.Answers)
 	})
 
@@ -99,9 +100,9 @@ func TestSecrets_neverPrinted(t *testing.T) {
 	t.Run("failing", func(t *testing.T) {
 		sc := secrettest.New(t)
 		for _, d := range []string{
-			"mongodb://u:" + pw + "@" + closed + "/?serverSelectionTimeoutMS=500&connectTimeoutMS=500",                           // nothing listens
-			withParams(withCredentials(t, plain, "u", pw), "serverSelectionTimeoutMS", "2000"),                                   // SCRAM, which FerretDB refuses
-			withParams(withCredentials(t, plain, "u", pw), "authMechanism", "SCRAM-SHA-256", "serverSelectionTimeoutMS", "2000"), // the same
+			"mongodb://u:" + pw + "@" + closed + "/?serverSelectionTimeoutMS=500&connectTimeoutMS=500",                                      // nothing listens
+			drivertest.WithParams(withCredentials(t, plain, "u", pw), "serverSelectionTimeoutMS", "2000"),                                   // SCRAM, which FerretDB refuses
+			drivertest.WithParams(withCredentials(t, plain, "u", pw), "authMechanism", "SCRAM-SHA-256", "serverSelectionTimeoutMS", "2000"), // the same
 		} {
 			sc.Use(secrettest.Elide(d), sc.Open("mongodb", d), secrettest.Fails)
 		}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/distlock/lock"
 	"github.com/distlock/lock/drivers/internal/secrettest"
-	"github.com/distlock/lock/internal/testenv"
+	"github.com/distlock/lock/drivertest"
 )
 
 // TestTLSAndPassword runs on the FerretDB of
@@ -23,10 +23,10 @@ import (
 // that says authentication failed; a connection without TLS fails. No error
 // or log line shows a password.
 func TestTLSAndPassword(t *testing.T) {
-	uri := testenv.Lookup(t, "DISTLOCK_MONGODB_TLS_URI")
+	uri := drivertest.Lookup(t, "DISTLOCK_MONGODB_TLS_URI")
 	// That FerretDB keeps its data in our PostgreSQL, which the postgres
 	// driver's tests restart: share it, as pgguard's tests do.
-	release, err := testenv.Hold(testenv.Postgres)
+	release, err := drivertest.Hold(drivertest.Shared("postgres"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,13 +37,13 @@ func TestTLSAndPassword(t *testing.T) {
 	}
 	password, _ := u.User.Password()
 	const wrong = "not-the-password-4711"
-	coll := "grants_" + randomHex(6)
+	coll := "grants_" + drivertest.RandomHex(6)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
 	var logs bytes.Buffer
 	try := func(uri string) error {
-		dsn := withParams(uri, "distlock_database", testDB, "distlock_collection", coll,
+		dsn := drivertest.WithParams(uri, "distlock_database", testDB, "distlock_collection", coll,
 			"serverSelectionTimeoutMS", "2000", "connectTimeoutMS", "2000")
 		c, err := lock.Open("mongodb", dsn)
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/distlock/lock"
 	"github.com/distlock/lock/drivers/postgres"
+	"github.com/distlock/lock/drivertest"
 	"github.com/distlock/lock/internal/latency"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -110,7 +111,7 @@ func (bl *baselineLease) release(ctx context.Context, key, value string) error {
 
 func BenchmarkAcquireRelease(b *testing.B) {
 	dsn := server(b)
-	c := open(b, withParams(dsn, "distlock_table", freshTable(b, dsn)))
+	c := open(b, drivertest.WithParams(dsn, "distlock_table", freshTable(b, dsn)))
 	bl := newBaselineLease(b, benchPool(b, dsn), freshTable(b, dsn))
 	ctx := context.Background()
 	driverOp := func(b *testing.B) {
@@ -156,7 +157,7 @@ func BenchmarkAcquireRelease(b *testing.B) {
 	// same load from the rest of the machine, and reports both p50s and
 	// their ratio.
 	b.Run("paired", func(b *testing.B) {
-		pool := benchPool(b, withParams(dsn, "pool_max_conns", "1"))
+		pool := benchPool(b, drivertest.WithParams(dsn, "pool_max_conns", "1"))
 		connector, err := postgres.New(pool, postgres.Config{Table: freshTable(b, dsn)})
 		if err != nil {
 			b.Fatal(err)
@@ -204,8 +205,8 @@ func BenchmarkAcquireRelease(b *testing.B) {
 func BenchmarkAcquireRelease_parallel(b *testing.B) {
 	const goroutines = 16
 	base := server(b)
-	dsn := withParams(base, "pool_max_conns", strconv.Itoa(goroutines))
-	c := open(b, withParams(dsn, "distlock_table", freshTable(b, base)))
+	dsn := drivertest.WithParams(base, "pool_max_conns", strconv.Itoa(goroutines))
+	c := open(b, drivertest.WithParams(dsn, "distlock_table", freshTable(b, base)))
 	bl := newBaselineLease(b, benchPool(b, dsn), freshTable(b, base))
 	ctx := context.Background()
 
@@ -308,9 +309,9 @@ func BenchmarkHandoff(b *testing.B) {
 		hold       = time.Millisecond
 	)
 	base := server(b)
-	dsn := withParams(base, "pool_max_conns", strconv.Itoa(goroutines))
+	dsn := drivertest.WithParams(base, "pool_max_conns", strconv.Itoa(goroutines))
 	table := freshTable(b, base)
-	full := withParams(dsn, "distlock_table", table)
+	full := drivertest.WithParams(dsn, "distlock_table", table)
 	// Waiters poll once a minute: only wake-ups can keep the rate up.
 	poll := lock.WithRetry(lock.FixedDelay(time.Minute))
 
@@ -320,7 +321,7 @@ func BenchmarkHandoff(b *testing.B) {
 			clients[i] = open(b, full)
 		}
 		b.Run("driver/clients="+strconv.Itoa(nclients), func(b *testing.B) {
-			key := "handoff/" + randomHex(4)
+			key := "handoff/" + drivertest.RandomHex(4)
 			var before lock.Stats
 			for _, c := range clients {
 				before = addStats(before, c.Stats())

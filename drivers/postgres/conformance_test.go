@@ -8,7 +8,7 @@ import (
 	"github.com/distlock/lock/conformance"
 	"github.com/distlock/lock/driver"
 	"github.com/distlock/lock/drivers/postgres"
-	"github.com/distlock/lock/internal/testenv"
+	"github.com/distlock/lock/drivertest"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -20,7 +20,7 @@ const conformanceTTL = time.Second
 // pool of its own.
 func TestConformance(t *testing.T) {
 	dsn := server(t)
-	full := withParams(dsn, "distlock_table", freshTable(t, dsn))
+	full := drivertest.WithParams(dsn, "distlock_table", freshTable(t, dsn))
 	conformance.Run(t, conformance.Harness{
 		NewClient: func(t *testing.T) *lock.Client {
 			c, err := lock.Open("postgres", full)
@@ -36,14 +36,14 @@ func TestConformance(t *testing.T) {
 			}
 			return c
 		},
-		NewConn: func(t *testing.T) driver.Conn { return testenv.Connect(t, postgres.Driver{}, full) },
+		NewConn: func(t *testing.T) driver.Conn { return drivertest.Connect(t, postgres.Driver{}, full) },
 		Fencing: true,
 		Extend:  true,
 		Wakeups: true,
 		TTL:     conformanceTTL,
 		Misconfigured: func(t *testing.T) *lock.Client {
-			tlsDSN := testenv.Lookup(t, "DISTLOCK_POSTGRES_TLS_DSN")
-			c, err := lock.Open("postgres", withParams(withPassword(t, tlsDSN, "not-the-password-4711"), "distlock_table", freshTable(t, dsn)))
+			tlsDSN := drivertest.Lookup(t, "DISTLOCK_POSTGRES_TLS_DSN")
+			c, err := lock.Open("postgres", drivertest.WithParams(withPassword(t, tlsDSN, "not-the-password-4711"), "distlock_table", freshTable(t, dsn)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -56,7 +56,7 @@ func TestConformance(t *testing.T) {
 // pool given to postgres.New.
 func TestConformance_sharedPool(t *testing.T) {
 	dsn := server(t)
-	pool, err := pgxpool.New(t.Context(), withParams(dsn, "pool_max_conns", "16"))
+	pool, err := pgxpool.New(t.Context(), drivertest.WithParams(dsn, "pool_max_conns", "16"))
 	if err != nil {
 		t.Fatal(err)
 	}

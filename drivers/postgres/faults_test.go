@@ -3,14 +3,12 @@ package postgres_test
 import (
 	"context"
 	"errors"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/distlock/lock"
-	"github.com/distlock/lock/internal/testenv"
+	"github.com/distlock/lock/drivertest"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -86,13 +84,13 @@ func waitPolling(ctx context.Context, c *lock.Client, key string, poll time.Dura
 func TestTerminate_holderConnection(t *testing.T) {
 	dsn := server(t)
 	table := freshTable(t, dsn)
-	app := "distlock-test-holder-" + randomHex(4)
-	holder := open(t, withParams(dsn, "distlock_table", table, "application_name", app))
-	waiter := open(t, withParams(dsn, "distlock_table", table))
-	bystander := open(t, withParams(dsn, "distlock_table", table))
+	app := "distlock-test-holder-" + drivertest.RandomHex(4)
+	holder := open(t, drivertest.WithParams(dsn, "distlock_table", table, "application_name", app))
+	waiter := open(t, drivertest.WithParams(dsn, "distlock_table", table))
+	bystander := open(t, drivertest.WithParams(dsn, "distlock_table", table))
 	ad := admin(t, dsn)
-	ctx := ctxFor(t, time.Minute)
-	key, other := "terminate/"+randomHex(4), "terminate/other/"+randomHex(4)
+	ctx := drivertest.Context(t, time.Minute)
+	key, other := "terminate/"+drivertest.RandomHex(4), "terminate/other/"+drivertest.RandomHex(4)
 
 	held, err := holder.TryAcquire(ctx, key, lock.WithTTL(2*ttl))
 	if err != nil {
@@ -160,12 +158,12 @@ func TestTerminate_holderConnection(t *testing.T) {
 func TestTerminate_listenerConnection(t *testing.T) {
 	dsn := server(t)
 	table := freshTable(t, dsn)
-	app := "distlock-test-waiter-" + randomHex(4)
-	holder := open(t, withParams(dsn, "distlock_table", table))
-	waiter := open(t, withParams(dsn, "distlock_table", table, "application_name", app))
+	app := "distlock-test-waiter-" + drivertest.RandomHex(4)
+	holder := open(t, drivertest.WithParams(dsn, "distlock_table", table))
+	waiter := open(t, drivertest.WithParams(dsn, "distlock_table", table, "application_name", app))
 	ad := admin(t, dsn)
-	ctx := ctxFor(t, time.Minute)
-	key := "listener/" + randomHex(4)
+	ctx := drivertest.Context(t, time.Minute)
+	key := "listener/" + drivertest.RandomHex(4)
 
 	for round := 1; round <= 4; round++ {
 		held, err := holder.Acquire(ctx, key, lock.WithTTL(time.Minute))
@@ -204,21 +202,15 @@ func TestRestart_clientsSurvive(t *testing.T) {
 		skipShort(t)
 	}
 	dsn := server(t)
-	testenv.Lookup(t, "DISTLOCK_SERVICES_DIR") // the server is ours to restart
-	script, err := filepath.Abs("../../scripts/services.sh")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(script); err != nil {
-		t.Fatal(err)
-	}
+	drivertest.Lookup(t, "DISTLOCK_SERVICES_DIR") // the server is ours to restart
+	script := drivertest.ServicesScript(t)
 	table := freshTable(t, dsn)
-	app := "distlock-test-restart-" + randomHex(4)
-	a := open(t, withParams(dsn, "distlock_table", table))
-	b := open(t, withParams(dsn, "distlock_table", table, "application_name", app))
+	app := "distlock-test-restart-" + drivertest.RandomHex(4)
+	a := open(t, drivertest.WithParams(dsn, "distlock_table", table))
+	b := open(t, drivertest.WithParams(dsn, "distlock_table", table, "application_name", app))
 	ad := admin(t, dsn)
-	ctx := ctxFor(t, 2*time.Minute)
-	key := "restart/" + randomHex(4)
+	ctx := drivertest.Context(t, 2*time.Minute)
+	key := "restart/" + drivertest.RandomHex(4)
 
 	held, err := a.TryAcquire(ctx, key, lock.WithTTL(time.Minute))
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/distlock/lock"
 	"github.com/distlock/lock/conformance"
+	"github.com/distlock/lock/drivertest"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -27,7 +28,7 @@ func TestFencing_10000Acquisitions(t *testing.T) {
 	}
 	dsn := server(t)
 	table := freshTable(t, dsn)
-	full := withParams(dsn, "distlock_table", table)
+	full := drivertest.WithParams(dsn, "distlock_table", table)
 	clients := []*lock.Client{open(t, full), open(t, full), open(t, full), open(t, full)}
 	keys := []string{"fencing/a", "fencing/b"}
 	const (
@@ -35,7 +36,7 @@ func TestFencing_10000Acquisitions(t *testing.T) {
 		goroutines = 8
 		abandonTTL = 50 * time.Millisecond
 	)
-	ctx := ctxFor(t, 5*time.Minute)
+	ctx := drivertest.Context(t, 5*time.Minute)
 	retry := lock.WithRetry(lock.ExponentialBackoff(time.Millisecond, 20*time.Millisecond))
 
 	var (

@@ -6,15 +6,15 @@ import (
 
 	"github.com/distlock/lock/driver"
 	"github.com/distlock/lock/drivers/postgres"
-	"github.com/distlock/lock/internal/testenv"
+	"github.com/distlock/lock/drivertest"
 )
 
 func TestInspect(t *testing.T) {
 	dsn := server(t)
-	dc := testenv.Connect(t, postgres.Driver{}, withParams(dsn, "distlock_table", freshTable(t, dsn)))
+	dc := drivertest.Connect(t, postgres.Driver{}, drivertest.WithParams(dsn, "distlock_table", freshTable(t, dsn)))
 	defer dc.Close()
 	in := dc.(driver.Inspector)
-	ctx := ctxFor(t, time.Minute)
+	ctx := drivertest.Context(t, time.Minute)
 
 	if _, held, err := in.Inspect(ctx, "inspect/never"); err != nil || held {
 		t.Errorf("Inspect of a key never used = held %v, %v; want not held", held, err)

@@ -45,7 +45,7 @@ type listener struct {
 	connect func(context.Context) (*pgx.Conn, error) // a connection that listens on channel
 
 	mu       sync.Mutex
-	watchers map[string]map[*watch]struct{} // by key
+	watchers driver.Subscribers // the watches' channels, by key
 	started  bool
 	closed   bool
 	attempt  chan struct{} // closed when the connection attempt in progress ends; nil if none is
@@ -54,7 +54,7 @@ type listener struct {
 }
 
 func newListener(channel string, connect func(context.Context) (*pgx.Conn, error)) *listener {
-	return &listener{channel: channel, connect: connect, watchers: make(map[string]map[*watch]struct{})}
+	return &listener{channel: channel, connect: connect}
 }
 
 // watch subscribes to releases of key. The subscription is in place when it
@@ -75,12 +75,7 @@ func (l *listener) watch(ctx context.Context, key string) (driver.Watch, error) 
 		l.mu.Unlock()
 		return nil, errClosed
 	}
-	set := l.watchers[key]
-	if set == nil {
-		set = make(map[*watch]struct{})
-		l.watchers[key] = set
-	}
-	set[w] = struct{}{}
+	l.watchers.Add(key, w.c)
 	if !l.started {
 		l.start()
 	}
@@ -130,7 +125,7 @@ func (l *listener) run(ctx context.Context) {
 		if err == nil {
 			// Before the attempt is seen to end, so that a Watch waiting
 			// for it finds the wake-up it has no use for, and drops it.
-			l.wakeAll()
+			l.watchers.WakeAll()
 		}
 		close(l.attempt)
 		l.attempt = nil
@@ -193,18 +188,7 @@ func (l *listener) receive(ctx context.Context, conn *pgx.Conn) {
 func (l *listener) notify(key string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for w := range l.watchers[key] {
-		w.wake()
-	}
-}
-
-// wakeAll wakes every watcher. l.mu must be held.
-func (l *listener) wakeAll() {
-	for _, set := range l.watchers {
-		for w := range set {
-			w.wake()
-		}
-	}
+	l.watchers.Wake(key)
 }
 
 // close stops the listener and waits until its goroutine has returned and
@@ -248,23 +232,11 @@ var _ driver.Watch = (*watch)(nil)
 
 func (w *watch) Released() <-chan struct{} { return w.c }
 
-func (w *watch) wake() {
-	select {
-	case w.c <- struct{}{}:
-	default:
-	}
-}
-
 // Close ends the subscription. Closing it again does nothing.
 func (w *watch) Close() error {
 	l := w.l
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if set := l.watchers[w.key]; set != nil {
-		delete(set, w)
-		if len(set) == 0 {
-			delete(l.watchers, w.key)
-		}
-	}
+	l.watchers.Remove(w.key, w.c)
 	return nil
 }

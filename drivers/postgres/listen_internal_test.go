@@ -6,14 +6,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/distlock/lock/internal/testenv"
+	"github.com/distlock/lock/drivertest"
 	"github.com/jackc/pgx/v5"
 )
 
 // TestListener_idlePings lets the listener sit idle through several pings
 // and checks that it kept its connection and still hears releases.
 func TestListener_idlePings(t *testing.T) {
-	dsn := testenv.PostgresDSN(t)
+	dsn := drivertest.Lookup(t, "DISTLOCK_POSTGRES_DSN")
 	defer func(d time.Duration) { listenIdle = d }(listenIdle)
 	listenIdle = 50 * time.Millisecond
 

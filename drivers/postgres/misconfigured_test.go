@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/distlock/lock"
-	"github.com/distlock/lock/internal/testenv"
+	"github.com/distlock/lock/drivertest"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -19,15 +19,15 @@ import (
 // ErrMisconfigured that shows no password.
 func TestAcquire_misconfiguredEndsAtOnce(t *testing.T) {
 	const wrong = "not-the-password-4711"
-	tlsDSN := testenv.Lookup(t, "DISTLOCK_POSTGRES_TLS_DSN")
+	tlsDSN := drivertest.Lookup(t, "DISTLOCK_POSTGRES_TLS_DSN")
 	plain := server(t)
 	right, _ := mustURL(t, tlsDSN).User.Password()
 	table := freshTable(t, plain)
 	for _, tc := range []struct{ name, dsn string }{
-		{"wrongPassword", withParams(withPassword(t, tlsDSN, wrong), "distlock_table", table)},                                                          // 28P01
-		{"unknownRole", withParams(withPassword(t, strings.Replace(plain, "postgres@", "no_such_role@", 1), wrong), "distlock_table", table)},           // 28000
-		{"unknownDatabase", withParams(withPassword(t, strings.Replace(plain, "/distlock?", "/no_such_database?", 1), wrong), "distlock_table", table)}, // 3D000
-		{"missingTable", withParams(withPassword(t, plain, wrong), "distlock_table", "no_such_table_"+randomHex(4), "distlock_create_table", "false")},
+		{"wrongPassword", drivertest.WithParams(withPassword(t, tlsDSN, wrong), "distlock_table", table)},                                                          // 28P01
+		{"unknownRole", drivertest.WithParams(withPassword(t, strings.Replace(plain, "postgres@", "no_such_role@", 1), wrong), "distlock_table", table)},           // 28000
+		{"unknownDatabase", drivertest.WithParams(withPassword(t, strings.Replace(plain, "/distlock?", "/no_such_database?", 1), wrong), "distlock_table", table)}, // 3D000
+		{"missingTable", drivertest.WithParams(withPassword(t, plain, wrong), "distlock_table", "no_such_table_"+drivertest.RandomHex(4), "distlock_create_table", "false")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := open(t, tc.dsn)
@@ -67,8 +67,8 @@ func mustURL(t *testing.T, dsn string) *url.URL {
 func TestAcquire_droppedTableEndsAtOnce(t *testing.T) {
 	dsn := server(t)
 	table := freshTable(t, dsn)
-	c := open(t, withParams(dsn, "distlock_table", table))
-	ctx := ctxFor(t, 10*time.Second)
+	c := open(t, drivertest.WithParams(dsn, "distlock_table", table))
+	ctx := drivertest.Context(t, 10*time.Second)
 	if err := c.Ping(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/distlock/lock"
 	"github.com/distlock/lock/conformance"
+	"github.com/distlock/lock/drivertest"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -18,9 +19,9 @@ import (
 func TestNotify_onlyWaitedForKeys(t *testing.T) {
 	dsn := server(t)
 	table := freshTable(t, dsn)
-	full := withParams(dsn, "distlock_table", table)
+	full := drivertest.WithParams(dsn, "distlock_table", table)
 	a, b := open(t, full), open(t, full)
-	ctx := ctxFor(t, time.Minute)
+	ctx := drivertest.Context(t, time.Minute)
 	if err := a.Ping(ctx); err != nil { // creates the table
 		t.Fatal(err)
 	}
@@ -38,7 +39,7 @@ func TestNotify_onlyWaitedForKeys(t *testing.T) {
 		return n.Payload
 	}
 
-	quiet, waited := "notify/quiet/"+randomHex(4), "notify/waited/"+randomHex(4)
+	quiet, waited := "notify/quiet/"+drivertest.RandomHex(4), "notify/waited/"+drivertest.RandomHex(4)
 	for range 3 {
 		l, err := a.TryAcquire(ctx, quiet)
 		if err != nil {
@@ -87,9 +88,9 @@ func TestNotify_onlyWaitedForKeys(t *testing.T) {
 // grant it exactly once.
 func TestAcquire_oneClientManyGoroutines(t *testing.T) {
 	dsn := server(t)
-	c := open(t, withParams(dsn, "distlock_table", freshTable(t, dsn), "pool_max_conns", "8"))
-	ctx := ctxFor(t, 2*time.Minute)
-	key := "many/" + randomHex(4)
+	c := open(t, drivertest.WithParams(dsn, "distlock_table", freshTable(t, dsn), "pool_max_conns", "8"))
+	ctx := drivertest.Context(t, 2*time.Minute)
+	key := "many/" + drivertest.RandomHex(4)
 
 	const goroutines = 16
 	for round := range 20 {

@@ -5,10 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/distlock/lock"
 	"github.com/distlock/lock/conformance"
-	"github.com/distlock/lock/driver"
 	"github.com/distlock/lock/drivers/postgres"
+	"github.com/distlock/lock/drivertest"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -18,54 +17,34 @@ import (
 // overlap, no token regression, no lost write, no lease left a TTL after
 // the run. And the count of leases left behind sees a leaky variant's.
 func TestProcesses(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs worker processes and a nemesis")
+	drivertest.ProcessRuns{
+		Driver:    postgres.Driver{},
+		DSN:       procsDSN,
+		Settings:  conformance.Processes{Duration: conformance.SoakDuration(8 * time.Second), TTL: time.Second, Fenced: true, PauseHolders: true},
+		Leftovers: func(t *testing.T, table string) func(*testing.T) int { return leaseTable(t, server(t), table).live },
+		Nemesis:   terminateBackends,
+	}.Run(t)
+}
+
+// procsDSN is the DSN of a fault run on the lease table table. Its
+// application_name marks the workers' backends for the nemesis.
+func procsDSN(t testing.TB, table string) string {
+	return drivertest.WithParams(server(t), "distlock_table", table, "application_name", table)
+}
+
+// terminateBackends gives the nemesis the action of terminating the
+// backends of the workers of the run on table.
+func terminateBackends(t *testing.T, table string, p *conformance.Processes) {
+	conn := admin(t, server(t))
+	p.Actions = map[string]func(*testing.T){
+		"terminate-backends": func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if _, err := conn.Exec(ctx, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1", table); err != nil {
+				t.Errorf("terminating the workers' backends: %v", err)
+			}
+		},
 	}
-	base := server(t)
-	t.Run("safe", func(t *testing.T) {
-		table := conformance.SharedName("distlock_procs_")
-		p := conformance.Processes{
-			Open: func(t testing.TB) *lock.Client {
-				// application_name marks the workers' backends for the nemesis.
-				c, err := lock.Open("postgres", withParams(base, "distlock_table", table, "application_name", table))
-				if err != nil {
-					t.Fatal(err)
-				}
-				return c
-			},
-			Duration: conformance.SoakDuration(8 * time.Second), TTL: time.Second, Fenced: true, PauseHolders: true,
-		}
-		if !conformance.InWorker() {
-			db := leaseTable(t, base, table)
-			p.Leftovers = db.live
-			p.Actions = map[string]func(*testing.T){
-				"terminate-backends": func(t *testing.T) {
-					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-					defer cancel()
-					if _, err := db.conn.Exec(ctx, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1", table); err != nil {
-						t.Errorf("terminating the workers' backends: %v", err)
-					}
-				},
-			}
-		}
-		rep := conformance.RunProcesses(t, p)
-		t.Log(rep)
-		conformance.RequireSafe(t, rep)
-	})
-	t.Run("leaky", func(t *testing.T) {
-		table := conformance.SharedName("distlock_procs_leaky_")
-		var live func(*testing.T) int
-		if !conformance.InWorker() {
-			live = leaseTable(t, base, table).live
-		}
-		conformance.RequireLeftoversSeen(t, func(t testing.TB) driver.Connector {
-			cn, err := postgres.Driver{}.OpenConnector(withParams(base, "distlock_table", table))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return cn
-		}, live)
-	})
 }
 
 // procsTable is a fault run's lease table, dropped when the test ends.

@@ -13,6 +13,7 @@ import (
 	"github.com/distlock/lock"
 	"github.com/distlock/lock/driver"
 	"github.com/distlock/lock/drivers/postgres"
+	"github.com/distlock/lock/drivertest"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -103,7 +104,7 @@ func TestRoundTrips_oneStatementEach(t *testing.T) {
 	}
 	c := lock.OpenConnector(connector)
 	defer c.Close()
-	ctx := ctxFor(t, 30*time.Second)
+	ctx := drivertest.Context(t, 30*time.Second)
 	const key = "roundtrips"
 
 	var l *lock.Lock
@@ -203,7 +204,7 @@ func errString(err error) string {
 func TestAcquire_guardedAfterRefusal(t *testing.T) {
 	dsn := server(t)
 	table := freshTable(t, dsn)
-	holder := open(t, withParams(dsn, "distlock_table", table))
+	holder := open(t, drivertest.WithParams(dsn, "distlock_table", table))
 	var w wire
 	connector, err := postgres.New(tracedPool(t, dsn, &w), postgres.Config{Table: table})
 	if err != nil {
@@ -212,7 +213,7 @@ func TestAcquire_guardedAfterRefusal(t *testing.T) {
 	c := lock.OpenConnector(connector)
 	defer c.Close()
 	db := admin(t, dsn)
-	ctx := ctxFor(t, 30*time.Second)
+	ctx := drivertest.Context(t, 30*time.Second)
 	const key = "guarded"
 
 	// xmax is the ID of the last transaction to lock or update the row: a

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/distlock/lock"
+	"github.com/distlock/lock/drivertest"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -15,8 +15,8 @@ import (
 // exist yet, all at once: every one of them must connect.
 func TestSchema_concurrentCreators(t *testing.T) {
 	dsn := server(t)
-	full := withParams(dsn, "distlock_table", freshTable(t, dsn))
-	ctx := ctxFor(t, time.Minute)
+	full := drivertest.WithParams(dsn, "distlock_table", freshTable(t, dsn))
+	ctx := drivertest.Context(t, time.Minute)
 	const n = 8
 	var wg sync.WaitGroup
 	errs := make([]error, n)
@@ -42,8 +42,8 @@ func TestSchema_concurrentCreators(t *testing.T) {
 func TestSchema_leftAlone(t *testing.T) {
 	dsn := server(t)
 	table := freshTable(t, dsn)
-	ctx := ctxFor(t, time.Minute)
-	c := open(t, withParams(dsn, "distlock_table", table, "distlock_create_table", "false"))
+	ctx := drivertest.Context(t, time.Minute)
+	c := open(t, drivertest.WithParams(dsn, "distlock_table", table, "distlock_create_table", "false"))
 	err := c.Ping(ctx)
 	if err == nil || !strings.Contains(err.Error(), table) {
 		t.Fatalf("Ping with a missing table that the driver must not create = %v, want an error naming the table", err)
@@ -54,7 +54,7 @@ func TestSchema_leftAlone(t *testing.T) {
 	}
 
 	// Someone else creates it; the same client connects at its next call.
-	creator := open(t, withParams(dsn, "distlock_table", table))
+	creator := open(t, drivertest.WithParams(dsn, "distlock_table", table))
 	if err := creator.Ping(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -71,40 +71,17 @@ func TestSchema_leftAlone(t *testing.T) {
 func TestSchema_qualifiedName(t *testing.T) {
 	dsn := server(t)
 	ad := admin(t, dsn)
-	ctx := ctxFor(t, time.Minute)
-	schema := "distlock_test_schema_" + randomHex(4)
+	ctx := drivertest.Context(t, time.Minute)
+	schema := "distlock_test_schema_" + drivertest.RandomHex(4)
 	if _, err := ad.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize()); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		ad.Exec(context.Background(), "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
 	})
-	full := withParams(dsn, "distlock_table", schema+".Locks")
+	full := drivertest.WithParams(dsn, "distlock_table", schema+".Locks")
 	a, b := open(t, full), open(t, full)
-	l, err := a.TryAcquire(ctx, "k")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := make(chan error, 1)
-	go func() {
-		l2, err := b.Acquire(ctx, "k", lock.WithRetry(lock.FixedDelay(time.Minute)))
-		if err == nil {
-			err = l2.Release(ctx)
-		}
-		got <- err
-	}()
-	time.Sleep(100 * time.Millisecond)
-	if err := l.Release(ctx); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-got:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the waiter did not wake: releases on a schema-qualified table are not announced")
-	}
+	drivertest.ReleaseWakes(t, ctx, a, b, "k", 10*time.Second, "the waiter did not wake: releases on a schema-qualified table are not announced")
 	var n int
 	if err := ad.QueryRow(ctx, `SELECT count(*) FROM `+pgx.Identifier{schema, "Locks"}.Sanitize()).Scan(&n); err != nil || n != 1 {
 		t.Errorf("the table %s.\"Locks\" holds %d rows (%v), want 1", schema, n, err)

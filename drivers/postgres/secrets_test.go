@@ -12,6 +12,7 @@ import (
 
 	"github.com/distlock/lock/drivers/internal/secrettest"
 	"github.com/distlock/lock/drivers/postgres"
+	"github.com/distlock/lock/drivertest"
 )
 
 // withPassword returns the URL DSN dsn with its user's password set to pw.
@@ -44,7 +45,7 @@ func TestSecrets_neverPrinted(t *testing.T) {
 		sc := secrettest.New(t)
 		table := freshTable(t, plain)
 		for _, d := range []string{
-			withParams(dsn, "distlock_table", table),
+			drivertest.WithParams(dsn, "distlock_table", table),
 			"host=" + closedHost + " port=" + closedPort + " user=u password='" + pw + "' dbname=d sslmode=disable",
 			"postgres://u:" + pw + "@" + closed + "," + server.Host + "/distlock?sslmode=prefer",
 		} {
@@ -69,8 +70,8 @@ func TestSecrets_neverPrinted(t *testing.T) {
 		sc := secrettest.New(t)
 		table := freshTable(t, plain)
 		for _, d := range []string{
-			withParams(dsn, "distlock_table", table),
-			withParams("postgres://"+server.User.Username()+"@"+closed+","+server.Host+server.Path, // the second host answers
+			drivertest.WithParams(dsn, "distlock_table", table),
+			drivertest.WithParams("postgres://"+server.User.Username()+"@"+closed+","+server.Host+server.Path, // the second host answers
 				"sslmode", "disable", "password", pw, "distlock_table", table),
 		} {
 			sc.Use(secrettest.Elide(d), sc.Open("postgres", d), secrettest.Answers)

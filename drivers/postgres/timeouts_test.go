@@ -9,7 +9,7 @@ import (
 
 	"github.com/distlock/lock"
 	"github.com/distlock/lock/drivers/postgres"
-	"github.com/distlock/lock/internal/testenv"
+	"github.com/distlock/lock/drivertest"
 )
 
 // slack is how late a call may end after its bound on a busy machine.
@@ -31,7 +31,7 @@ func TestTryAcquire_silentServerEndsWithinRequestTimeout(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			dsn := withParams("postgres://u@"+testenv.SilentServer(t)+"/db", tc.params...)
+			dsn := drivertest.WithParams("postgres://u@"+drivertest.SilentServer(t)+"/db", tc.params...)
 			c, err := lock.Open("postgres", dsn)
 			if err != nil {
 				t.Fatal(err)
@@ -63,7 +63,7 @@ func TestTryAcquire_silentServerEndsWithinRequestTimeout(t *testing.T) {
 // on a server that never answers.
 func TestTryAcquire_silentServerKeepsCallerDeadline(t *testing.T) {
 	t.Parallel()
-	c := open(t, "postgres://u@"+testenv.SilentServer(t)+"/db")
+	c := open(t, "postgres://u@"+drivertest.SilentServer(t)+"/db")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	start := time.Now()
@@ -90,22 +90,22 @@ func TestClose_callInFlight(t *testing.T) {
 		bound  time.Duration                                 // of the call in flight
 	}{
 		{"silentServer", func(t *testing.T) (string, func()) {
-			return "postgres://u@" + testenv.SilentServer(t) + "/db", nil
+			return "postgres://u@" + drivertest.SilentServer(t) + "/db", nil
 		}, timeout},
 		{"stalledServer", func(t *testing.T) (string, func()) {
 			dsn := server(t)
 			p := newStallProxy(t, hostOf(t, dsn))
-			return withParams(strings.Replace(dsn, hostOf(t, dsn), p.addr, 1), "distlock_table", freshTable(t, dsn)), p.stall
+			return drivertest.WithParams(strings.Replace(dsn, hostOf(t, dsn), p.addr, 1), "distlock_table", freshTable(t, dsn)), p.stall
 		}, 2 * timeout},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dsn, stall := tc.server(t)
-			c, err := lock.Open("postgres", withParams(dsn, "distlock_request_timeout", timeout.String()))
+			c, err := lock.Open("postgres", drivertest.WithParams(dsn, "distlock_request_timeout", timeout.String()))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if stall != nil {
-				if err := c.Ping(ctxFor(t, 10*time.Second)); err != nil {
+				if err := c.Ping(drivertest.Context(t, 10*time.Second)); err != nil {
 					t.Fatal(err)
 				}
 				stall()
@@ -136,23 +136,23 @@ func TestClose_callInFlight(t *testing.T) {
 func TestConnClose_callInFlight(t *testing.T) {
 	dsn := server(t)
 	p := newStallProxy(t, hostOf(t, dsn))
-	pdsn := withParams(strings.Replace(dsn, hostOf(t, dsn), p.addr, 1), "distlock_table", freshTable(t, dsn))
+	pdsn := drivertest.WithParams(strings.Replace(dsn, hostOf(t, dsn), p.addr, 1), "distlock_table", freshTable(t, dsn))
 	connector, err := postgres.Driver{}.OpenConnector(pdsn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := ctxFor(t, 10*time.Second)
+	ctx := drivertest.Context(t, 10*time.Second)
 	cn, err := connector.Connect(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cn.Acquire(ctx, "inflight/"+randomHex(4), "v1", time.Minute); err != nil {
+	if _, err := cn.Acquire(ctx, "inflight/"+drivertest.RandomHex(4), "v1", time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	p.stall()
 	done := make(chan error, 1)
 	go func() {
-		_, err := cn.Acquire(context.Background(), "inflight/"+randomHex(4), "v2", time.Minute)
+		_, err := cn.Acquire(context.Background(), "inflight/"+drivertest.RandomHex(4), "v2", time.Minute)
 		done <- err
 	}()
 	time.Sleep(200 * time.Millisecond)
@@ -182,17 +182,17 @@ func TestTryAcquire_stalledServerEndsWithinRequestTimeout(t *testing.T) {
 	dsn := server(t)
 	p := newStallProxy(t, hostOf(t, dsn))
 	const timeout = time.Second
-	c := open(t, withParams(strings.Replace(dsn, hostOf(t, dsn), p.addr, 1),
+	c := open(t, drivertest.WithParams(strings.Replace(dsn, hostOf(t, dsn), p.addr, 1),
 		"distlock_table", freshTable(t, dsn), "distlock_request_timeout", timeout.String()))
-	ctx := ctxFor(t, 10*time.Second)
-	l, err := c.TryAcquire(ctx, "stalled/"+randomHex(4))
+	ctx := drivertest.Context(t, 10*time.Second)
+	l, err := c.TryAcquire(ctx, "stalled/"+drivertest.RandomHex(4))
 	if err != nil {
 		t.Fatal(err)
 	}
 	l.Release(ctx)
 	p.stall()
 	start := time.Now()
-	_, err = c.TryAcquire(context.Background(), "stalled/"+randomHex(4))
+	_, err = c.TryAcquire(context.Background(), "stalled/"+drivertest.RandomHex(4))
 	took := time.Since(start)
 	t.Logf("TryAcquire took %v: %v", took, err)
 	if !errors.Is(err, lock.ErrUnavailable) {
@@ -213,8 +213,8 @@ func TestTryAcquire_stalledServerEndsWithinRequestTimeout(t *testing.T) {
 func TestTryAcquire_stalledServerKeepsCallerDeadline(t *testing.T) {
 	dsn := server(t)
 	p := newStallProxy(t, hostOf(t, dsn))
-	c := open(t, withParams(strings.Replace(dsn, hostOf(t, dsn), p.addr, 1), "distlock_table", freshTable(t, dsn)))
-	if err := c.Ping(ctxFor(t, 10*time.Second)); err != nil {
+	c := open(t, drivertest.WithParams(strings.Replace(dsn, hostOf(t, dsn), p.addr, 1), "distlock_table", freshTable(t, dsn)))
+	if err := c.Ping(drivertest.Context(t, 10*time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	p.stall()
@@ -237,10 +237,10 @@ func TestTryAcquire_stalledServerKeepsCallerDeadline(t *testing.T) {
 // stops answering while it runs, whatever the extensions and the release
 // do against the stalled server.
 func TestDo_stalledServerCancelsAtValidUntil(t *testing.T) {
-	testenv.DoCancelledAtValidUntil(t, func(t *testing.T) (*lock.Client, func()) {
+	drivertest.DoCancelledAtValidUntil(t, func(t *testing.T) (*lock.Client, func()) {
 		dsn := server(t)
 		p := newStallProxy(t, hostOf(t, dsn))
-		c, err := lock.Open("postgres", withParams(strings.Replace(dsn, hostOf(t, dsn), p.addr, 1),
+		c, err := lock.Open("postgres", drivertest.WithParams(strings.Replace(dsn, hostOf(t, dsn), p.addr, 1),
 			"distlock_table", freshTable(t, dsn), "distlock_request_timeout", "500ms"))
 		if err != nil {
 			t.Fatal(err)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/distlock/lock"
 	"github.com/distlock/lock/drivers/internal/secrettest"
-	"github.com/distlock/lock/internal/testenv"
+	"github.com/distlock/lock/drivertest"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -18,12 +18,12 @@ import (
 // refused, a wrong password fails, and no error shows a password; the
 // role cannot connect without TLS.
 func TestTLSAndPassword(t *testing.T) {
-	dsn := testenv.Lookup(t, "DISTLOCK_POSTGRES_TLS_DSN")
+	dsn := drivertest.Lookup(t, "DISTLOCK_POSTGRES_TLS_DSN")
 	table := freshTable(t, server(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	try := func(dsn string) error {
-		c, err := lock.Open("postgres", withParams(dsn, "distlock_table", table))
+		c, err := lock.Open("postgres", drivertest.WithParams(dsn, "distlock_table", table))
 		if err != nil {
 			return err
 		}

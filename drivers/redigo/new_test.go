@@ -11,6 +11,7 @@ import (
 	"github.com/distlock/lock"
 	"github.com/distlock/lock/drivers/redigo"
 	"github.com/distlock/lock/drivers/redlock"
+	"github.com/distlock/lock/drivertest"
 	"github.com/distlock/lock/internal/redistest"
 )
 
@@ -65,31 +66,7 @@ func TestNew_existingPools(t *testing.T) {
 	a, b := lock.OpenConnector(conn), lock.OpenConnector(conn)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	l, err := a.TryAcquire(ctx, "new-existing")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := make(chan error, 1)
-	go func() {
-		// Polls once a minute: only the announced release wakes it in time.
-		l, err := b.Acquire(ctx, "new-existing", lock.WithRetry(lock.FixedDelay(time.Minute)))
-		if err == nil {
-			err = l.Release(ctx)
-		}
-		got <- err
-	}()
-	time.Sleep(100 * time.Millisecond)
-	if err := l.Release(ctx); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-got:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the waiter did not wake at the release")
-	}
+	drivertest.ReleaseWakes(t, ctx, a, b, "new-existing", 5*time.Second, "the waiter did not wake at the release")
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
 	}

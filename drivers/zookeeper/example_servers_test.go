@@ -3,14 +3,11 @@
 package zookeeper_test
 
 import (
-	"context"
-	"fmt"
-	"log"
-	"os"
 	"time"
 
 	"github.com/distlock/lock"
 	_ "github.com/distlock/lock/drivers/zookeeper" // registers "zookeeper"
+	"github.com/distlock/lock/drivertest"
 )
 
 // Acquire and release on the test ensemble, then acquire again: the
@@ -20,36 +17,9 @@ import (
 // ensemble of scripts/services.sh, found through
 // DISTLOCK_ZOOKEEPER_SERVERS.
 func Example_testEnsemble() {
-	servers := os.Getenv("DISTLOCK_ZOOKEEPER_SERVERS")
-	if servers == "" {
-		log.Fatal("DISTLOCK_ZOOKEEPER_SERVERS is not set: eval \"$(scripts/services.sh env)\"")
-	}
-	c, err := lock.Open("zookeeper", "zk://"+servers+"/distlock-example")
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer c.Close()
-	ctx := context.Background()
-	const key = "invoice:42"
-
-	l, err := c.Acquire(ctx, key, lock.WithTTL(5*time.Second))
-	if err != nil {
-		log.Fatal(err)
-	}
-	first, ok := l.Token()
-	fmt.Println("fenced:", ok)
-	if err := l.Release(ctx); err != nil {
-		log.Fatal(err)
-	}
-
-	next, err := c.Acquire(ctx, key, lock.WithTTL(5*time.Second))
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer next.Release(ctx)
-	tok, _ := next.Token()
-	fmt.Println("next token greater:", tok.Newer(first))
+	servers := drivertest.ExampleServer("DISTLOCK_ZOOKEEPER_SERVERS")
+	drivertest.TokensGrow("zookeeper", "zk://"+servers+"/distlock-example", "invoice:42", lock.WithTTL(5*time.Second))
 	// Output:
-	// fenced: true
+	// fenced: true positive: true
 	// next token greater: true
 }

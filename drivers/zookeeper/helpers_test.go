@@ -1,34 +1,24 @@
 package zookeeper_test
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/distlock/lock"
-	"github.com/distlock/lock/internal/testenv"
+	"github.com/distlock/lock/drivertest"
 	"github.com/go-zookeeper/zk"
 )
 
-// Timeouts for the tests' clients: an election on the test ensemble (a
-// 100ms tick) fits in the request timeout, and the request timeout in the
-// suite's TTL, so that a broken majority makes attempts fail within it. A
-// member silent for memberTimeout with requests to answer is given up.
-const (
-	memberTimeout  = 500 * time.Millisecond
-	requestTimeout = 1500 * time.Millisecond
-	suiteTTL       = 3 * time.Second
-)
+// timeouts are the tests' clients': the test ensemble's tick is 100ms,
+// and its elections fit in the request timeout.
+var timeouts = drivertest.Timeouts{Member: 500 * time.Millisecond, Request: 1500 * time.Millisecond, TTL: 3 * time.Second}
 
 // servers returns the test ensemble's members, skipping the test without
 // them.
 func servers(t testing.TB) []string {
 	t.Helper()
-	return testenv.ZooKeeperServers(t)
+	return drivertest.List(t, "DISTLOCK_ZOOKEEPER_SERVERS")
 }
 
 // dsn returns a DSN for the test ensemble with the tests' timeouts, a
@@ -36,48 +26,20 @@ func servers(t testing.TB) []string {
 // name, value...).
 func dsn(t testing.TB, kv ...string) (string, string) {
 	t.Helper()
-	root := "/distlock-test/" + randomHex(4)
+	root := "/distlock-test/" + drivertest.RandomHex(4)
 	return dsnAt(t, root, kv...), root
 }
 
 // dsnAt is dsn with the chroot root.
 func dsnAt(t testing.TB, root string, kv ...string) string {
 	t.Helper()
-	q := url.Values{}
-	q.Set("member_timeout", memberTimeout.String())
-	q.Set("request_timeout", requestTimeout.String())
-	for i := 0; i+1 < len(kv); i += 2 {
-		q.Set(kv[i], kv[i+1])
-	}
-	return "zk://" + strings.Join(servers(t), ",") + root + "?" + q.Encode()
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	rand.Read(b)
-	return hex.EncodeToString(b)
+	return "zk://" + strings.Join(servers(t), ",") + root + "?" + drivertest.Query(append(timeouts.Params(), kv...)...)
 }
 
 // open opens a client on dsn, connected, and closed when the test ends.
 func open(t testing.TB, dsn string) *lock.Client {
 	t.Helper()
-	c, err := lock.Open("zookeeper", dsn)
-	if err != nil {
-		t.Fatalf("lock.Open: %v", err)
-	}
-	t.Cleanup(func() { c.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := c.Ping(ctx); err != nil {
-		t.Fatalf("Ping: %v", err)
-	}
-	return c
-}
-
-func ctxFor(t testing.TB, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
+	return drivertest.OpenPinged(t, "zookeeper", dsn)
 }
 
 // rawConn opens a plain ZooKeeper session on the test ensemble, for looking

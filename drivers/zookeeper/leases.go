@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/distlock/lock/driver"
 	"github.com/go-zookeeper/zk"
 )
 
@@ -109,12 +110,7 @@ func (cn *conn) dispose(ctx context.Context, l *lease) error {
 }
 
 // poke wakes the reaper.
-func (cn *conn) poke() {
-	select {
-	case cn.wake <- struct{}{}:
-	default:
-	}
-}
+func (cn *conn) poke() { driver.Signal(cn.wake) }
 
 // reap deletes the nodes of leases past their deadline and of doomed
 // attempts, retrying failed deletions, until the connection closes.

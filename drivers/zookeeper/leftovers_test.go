@@ -11,6 +11,7 @@ import (
 
 	"github.com/distlock/lock"
 	"github.com/distlock/lock/drivers/zookeeper"
+	"github.com/distlock/lock/drivertest"
 )
 
 // TestLeftovers_cancelledAndFailedAttempts has 8 clients hammer a key with
@@ -23,7 +24,7 @@ import (
 func TestLeftovers_cancelledAndFailedAttempts(t *testing.T) {
 	theEnsemble(t).healthy(t, 30*time.Second)
 	full, root := dsn(t)
-	ctx := ctxFor(t, 2*time.Minute)
+	ctx := drivertest.Context(t, 2*time.Minute)
 	holder := open(t, full)
 	const key = "leftovers"
 	late := zookeeper.LateCreates()

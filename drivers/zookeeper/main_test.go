@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/distlock/lock/internal/testenv"
+	"github.com/distlock/lock/drivertest"
 )
 
 // The fault tests kill and hang members: no other package's tests use the
@@ -14,5 +14,5 @@ func TestMain(m *testing.M) {
 	if os.Getenv(pausedHolderEnv) != "" {
 		os.Exit(m.Run())
 	}
-	testenv.Main(m, testenv.ZooKeeper)
+	drivertest.Main(m, drivertest.Alone("zookeeper"))
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/distlock/lock"
+	"github.com/distlock/lock/drivertest"
 	"github.com/distlock/lock/fencing"
 )
 
@@ -40,7 +41,7 @@ func TestPausedHolder_lockTakenAndWriteRefused(t *testing.T) {
 	}
 	theEnsemble(t).healthy(t, 30*time.Second)
 	full, _ := dsn(t)
-	ctx := ctxFor(t, time.Minute)
+	ctx := drivertest.Context(t, time.Minute)
 
 	cmd := exec.Command(os.Args[0], "-test.run=^TestPausedHolder_lockTakenAndWriteRefused$", "-test.count=1")
 	cmd.Env = append(os.Environ(), pausedHolderEnv+"="+full)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/distlock/lock"
 	"github.com/distlock/lock/drivers/zookeeper"
+	"github.com/distlock/lock/drivertest"
 	"github.com/go-zookeeper/zk"
 )
 
@@ -17,7 +18,7 @@ import (
 func TestExtend_otherTTLMovesNodeKeepsToken(t *testing.T) {
 	theEnsemble(t).healthy(t, 30*time.Second)
 	full, root := dsn(t)
-	ctx := ctxFor(t, time.Minute)
+	ctx := drivertest.Context(t, time.Minute)
 	c, other := open(t, full), open(t, full)
 	zc := rawConn(t)
 	const key = "moved"
@@ -83,13 +84,13 @@ func TestNew_servesItsSessionsTTL(t *testing.T) {
 		for range events {
 		}
 	}()
-	cn, err := zookeeper.New(zc, zookeeper.Config{SessionTimeout: 3 * time.Second, Root: "/distlock-test/" + randomHex(4)})
+	cn, err := zookeeper.New(zc, zookeeper.Config{SessionTimeout: 3 * time.Second, Root: "/distlock-test/" + drivertest.RandomHex(4)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := lock.OpenConnector(cn)
 	defer c.Close()
-	ctx := ctxFor(t, 30*time.Second)
+	ctx := drivertest.Context(t, 30*time.Second)
 	l, err := c.TryAcquire(ctx, "k", lock.WithTTL(3*time.Second))
 	if err != nil {
 		t.Fatalf("TryAcquire with the session's TTL: %v", err)
@@ -113,10 +114,10 @@ func TestDigest_nodesAreTheUsers(t *testing.T) {
 	theEnsemble(t).healthy(t, 30*time.Second)
 	// A root of its own at the top: its ACL must not fall on other tests'
 	// nodes.
-	root := "/distlock-test-digest-" + randomHex(4)
+	root := "/distlock-test-digest-" + drivertest.RandomHex(4)
 	full := "zk://app:s3cr3t-pw@" + strings.Join(servers(t), ",") + root + "?request_timeout=2s&member_timeout=500ms"
 	c := open(t, full)
-	ctx := ctxFor(t, 30*time.Second)
+	ctx := drivertest.Context(t, 30*time.Second)
 	l, err := c.TryAcquire(ctx, "k")
 	if err != nil {
 		t.Fatal(err)

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/distlock/lock/internal/testenv"
+	"github.com/distlock/lock/drivertest"
 	"github.com/go-zookeeper/zk"
 )
 
@@ -21,7 +21,7 @@ import (
 // user, the client sends its credentials again on each connection before
 // anything else, and the gate lets their answer through.
 func TestReconnect_resetsWatchesWithoutARace(t *testing.T) {
-	hosts := testenv.ZooKeeperServers(t)
+	hosts := drivertest.List(t, "DISTLOCK_ZOOKEEPER_SERVERS")
 	for name, user := range map[string]string{"anonymous": "", "digest": "gate:secret@"} {
 		t.Run(name, func(t *testing.T) {
 			testReconnect(t, "zk://"+user+strings.Join(hosts, ",")+"/distlock-test?member_timeout=500ms")

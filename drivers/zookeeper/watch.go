@@ -144,12 +144,7 @@ func (w *watch) loop(ctx context.Context, ev <-chan zk.Event) {
 	}
 }
 
-func (w *watch) notify() {
-	select {
-	case w.released <- struct{}{}:
-	default:
-	}
-}
+func (w *watch) notify() { driver.Signal(w.released) }
 
 // Released returns the channel that receives a value after a release.
 func (w *watch) Released() <-chan struct{} { return w.released }

@@ -16,6 +16,15 @@ func init() {
 	lock.Register("zookeeper", Driver{})
 }
 
+// The defaults of [Config].
+const (
+	DefaultRoot           = "/distlock"
+	DefaultSessionTimeout = lock.DefaultTTL
+	DefaultRequestTimeout = 5 * time.Second
+	DefaultMemberTimeout  = time.Second
+	DefaultMaxSessions    = 8
+)
+
 // Driver is the ZooKeeper driver. Its zero value is ready to use;
 // lock.Open uses the one registered as "zookeeper".
 type Driver struct{}
@@ -29,15 +38,6 @@ func (Driver) OpenConnector(dsn string) (driver.Connector, error) {
 	}
 	return &Connector{s: s, cfg: s.cfg.withDefaults()}, nil
 }
-
-// The defaults of [Config].
-const (
-	DefaultRoot           = "/distlock"
-	DefaultSessionTimeout = lock.DefaultTTL
-	DefaultRequestTimeout = 5 * time.Second
-	DefaultMemberTimeout  = time.Second
-	DefaultMaxSessions    = 8
-)
 
 // Config is the driver's own configuration, for [New]; a DSN sets the
 // same through its chroot and parameters. Its zero value asks for the

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/distlock/lock/conformance"
+	"github.com/distlock/lock/drivertest"
 	"github.com/distlock/lock/internal/testenv"
 )
 
@@ -162,28 +163,7 @@ func (f *Faults) Restart(t *testing.T, i int) {
 			t.Fatalf("redis %s: cannot restart servers while %s is hung", f.addrs[i], f.addrs[j])
 		}
 	}
-	script := filepath.Join(repoRoot(t), "scripts", "services.sh")
-	if out, err := exec.Command(script, "start-redis").CombinedOutput(); err != nil {
+	if out, err := exec.Command(drivertest.ServicesScript(t), "start-redis").CombinedOutput(); err != nil {
 		t.Fatalf("services.sh start-redis: %v\n%s", err, out)
-	}
-}
-
-// repoRoot finds the repository's root from the test's directory: the
-// nearest directory above it that holds scripts/services.sh. (A go.mod
-// does not mark it: each driver is a module of its own.)
-func repoRoot(t *testing.T) string {
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "scripts", "services.sh")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("redistest: no scripts/services.sh above the test's directory")
-		}
-		dir = parent
 	}
 }

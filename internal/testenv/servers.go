@@ -122,3 +122,9 @@ func compareNames(a, b string) int {
 	}
 	return 0
 }
+
+// Lock returns the lock on the test server name (the name of its file in
+// scripts/services.d), held alone if alone is set: for a server that a
+// driver's tests kill, hang or restart. Redis, Postgres and the others
+// above are such locks.
+func Lock(name string, alone bool) Servers { return Servers{name, alone} }

@@ -1,0 +1,105 @@
+package drivertest
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/distlock/lock"
+	"github.com/distlock/lock/internal/latency"
+)
+
+// BenchAcquireRelease measures one uncontended TryAcquire and Release of a
+// key of its own on c, beside baseline, the same done by hand with the
+// backend's own client (what the driver's users would write without it),
+// named baselineName. Each runs once before the timer starts (the first
+// connections, the first lease). The sub-benchmarks are "driver" and
+// baselineName, each with its latency's p50 and p99, and "paired", which
+// alternates the two call by call, so that both meet the same backend
+// state and the same load from the rest of the machine, and reports both
+// p50s and their ratio: the figure to judge the driver by.
+func BenchAcquireRelease(b *testing.B, c *lock.Client, baselineName string, baseline func(b *testing.B)) {
+	ctx := context.Background()
+	key := "bench/" + RandomHex(4)
+	ops := [2]func(*testing.B){
+		func(b *testing.B) {
+			l, err := c.TryAcquire(ctx, key)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := l.Release(ctx); err != nil {
+				b.Fatal(err)
+			}
+		},
+		baseline,
+	}
+	ops[0](b)
+	ops[1](b)
+	for i, name := range []string{"driver", baselineName} {
+		b.Run(name, func(b *testing.B) {
+			var lat latency.Recorder
+			b.ReportAllocs()
+			for b.Loop() {
+				start := time.Now()
+				ops[i](b)
+				lat.Add(time.Since(start))
+			}
+			latency.Report(b, "", "µs", &lat)
+		})
+	}
+	b.Run("paired", func(b *testing.B) {
+		var lat [2]latency.Recorder
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			start := time.Now()
+			ops[i%2](b)
+			lat[i%2].Add(time.Since(start))
+		}
+		d, base := lat[0].Percentile(0.5), lat[1].Percentile(0.5)
+		b.ReportMetric(float64(d)/1e3, "driver-p50-µs")
+		b.ReportMetric(float64(base)/1e3, "baseline-p50-µs")
+		if base > 0 {
+			b.ReportMetric(float64(d)/float64(base), "p50-ratio")
+		}
+	})
+}
+
+// Take acquires the resource of a handoff benchmark for goroutine g, and
+// returns how to release it.
+type Take func(ctx context.Context, g int) (release func() error, err error)
+
+// BenchHandoff measures 8 goroutines taking turns on one key, each holding
+// it for 1ms, through clients that open returns: one client shared, then
+// one client each (sub-benchmarks "driver/clients=1" and
+// "driver/clients=8"), beside the baseline, named baselineName, whose Take
+// newBaseline makes within its sub-benchmark. The
+// driver's waiters poll only once a minute, so that wake-ups on release do
+// all the work. Each reports the rates of acquisitions and handoffs, and
+// the wait's p50, p99 and maximum.
+func BenchHandoff(b *testing.B, open func(b *testing.B) *lock.Client, baselineName string, newBaseline func(b *testing.B) Take) {
+	const (
+		goroutines = 8
+		hold       = time.Millisecond
+	)
+	poll := lock.WithRetry(lock.FixedDelay(time.Minute))
+	for _, nclients := range []int{1, goroutines} {
+		clients := make([]*lock.Client, nclients)
+		for i := range clients {
+			clients[i] = open(b)
+		}
+		b.Run("driver/clients="+strconv.Itoa(nclients), func(b *testing.B) {
+			key := "handoff/" + RandomHex(4)
+			latency.Handoff(b, goroutines, hold, func(ctx context.Context, g int) (func() error, error) {
+				l, err := clients[g%nclients].Acquire(ctx, key, poll)
+				if err != nil {
+					return nil, err
+				}
+				return func() error { return l.Release(ctx) }, nil
+			})
+		})
+	}
+	b.Run(baselineName, func(b *testing.B) {
+		latency.Handoff(b, goroutines, hold, newBaseline(b))
+	})
+}
