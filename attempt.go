@@ -70,7 +70,11 @@ func (c *Client) grant(cn *conn, key, value string, lease driver.Lease, start ti
 	if !time.Now().Before(until) {
 		return nil
 	}
-	l := &Lock{c: c, cn: cn, key: key, value: value, lease: lease, grant: lease.State, ttl: o.ttl, start: start, drift: o.drift}
+	l := &Lock{c: c, cn: cn, key: key, value: value, token: lease.Token, fenced: lease.Fenced, ttl: o.ttl, start: start, drift: o.drift}
+	if lease.State != nil {
+		st := lease.State // its own variable, so that lease stays on the stack
+		l.grant = &st
+	}
 	l.until.Store(int64(until.Sub(start)))
 	if lease.Lost != nil {
 		go l.watchLost(lease.Lost)

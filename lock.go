@@ -23,8 +23,8 @@ type Lock struct {
 	cn    *conn
 	key   string
 	value string
-	lease driver.Lease  // as granted; its State is grant's from then on
-	grant any           // the driver's Lease.State, as last returned; guarded by mu
+	token uint64        // the fencing token, if fenced
+	grant *any          // the driver's Lease.State, as last returned, if any; guarded by mu
 	ttl   time.Duration // granted with, for KeepAlive
 	drift float64
 	start time.Time // clock reading taken before the acquisition was sent
@@ -32,9 +32,9 @@ type Lock struct {
 	until atomic.Int64 // ValidUntil, as nanoseconds after start
 	end   lockEnd      // Done's channel and timer
 
-	mu    sync.Mutex // serialises Extend and Release; state changes under it, but for Done's timer and Lease.Lost
-	state stateVar
-	cause atomic.Pointer[error] // why the lock ended, where its state does not say (see lockState)
+	mu     sync.Mutex // serialises Extend and Release; state changes under it, but for Done's timer and Lease.Lost
+	state  stateVar   // and the cause of the end, where the state does not say it all
+	fenced bool       // token is set
 
 	prev, next *Lock // in the client's held locks; guarded by Client.heldMu
 }
@@ -47,7 +47,7 @@ func (l *Lock) Key() string { return l.key }
 // pass the token to the protected resource with every write and let it
 // refuse tokens older than the newest it has seen (see package fencing).
 func (l *Lock) Token() (fencing.Token, bool) {
-	return fencing.Token(l.lease.Token), l.lease.Fenced
+	return fencing.Token(l.token), l.fenced
 }
 
 // Extend resets the lock's lease to ttl from now, if the lock is still
@@ -109,7 +109,11 @@ func (l *Lock) sendExtend(ctx context.Context, ttl time.Duration) error {
 	}
 	nl, err := l.cn.leaser.ExtendLease(ctx, l.key, l.value, l.granted(), ttl)
 	if err == nil {
-		l.grant = nl.State
+		l.grant = nil
+		if nl.State != nil {
+			st := nl.State
+			l.grant = &st
+		}
 	}
 	return err
 }
@@ -126,8 +130,10 @@ func (l *Lock) sendRelease(ctx context.Context) error {
 // granted returns the lease as the driver last described it. l.mu must
 // be held.
 func (l *Lock) granted() driver.Lease {
-	g := l.lease
-	g.State = l.grant
+	g := driver.Lease{Token: l.token, Fenced: l.fenced}
+	if l.grant != nil {
+		g.State = *l.grant
+	}
 	return g
 }
 
@@ -147,7 +153,7 @@ func (l *Lock) extended(ctx context.Context, ttl time.Duration, start, deadline 
 		return fmt.Errorf("%w: the extension came back after its validity ran out", ErrNotHeld)
 	case errors.Is(err, driver.ErrNotHeld):
 		l.expire(start, errKnownLost)
-		l.finish(lost, &errKnownLost)
+		l.finish(lost, causeKnownLost)
 		return translate(err, driver.ErrNotHeld, ErrNotHeld)
 	case !inTime:
 		// The extension may have landed: give the key back.
@@ -182,7 +188,7 @@ func (l *Lock) Release(ctx context.Context) error {
 // release is Release, without its trace.
 func (l *Lock) release(ctx context.Context) error {
 	if !l.c.enter() {
-		if l.state.Load() == closed && l.cause.Load() == nil {
+		if l.state.Load() == closed && l.state.Cause() == causeNone {
 			return nil // Close released it
 		}
 		return opError("release", l.key, ErrClosed)
@@ -267,11 +273,8 @@ func (l *Lock) expire(t time.Time, why error) {
 // finish records that the lock ended in state s (one of the ended
 // states), for why if s does not say it all: it is no longer among its
 // client's held locks, and its end is announced. l.mu must be held.
-func (l *Lock) finish(s lockState, why *error) {
-	if why != nil {
-		l.cause.Store(why)
-	}
-	l.state.Store(s)
+func (l *Lock) finish(s lockState, why endCause) {
+	l.state.StoreCause(s, why)
 	l.c.untrack(l)
 	l.announceEnd()
 }
@@ -281,14 +284,14 @@ func (l *Lock) finish(s lockState, why *error) {
 func (l *Lock) recordRelease(start time.Time) {
 	l.endBy(start)
 	l.c.stats.released.Add(1)
-	l.finish(released, nil)
+	l.finish(released, causeNone)
 }
 
 // notHeld records that the backend, asked at start, said that the lock was
 // not held, and returns Release's error. l.mu must be held.
 func (l *Lock) notHeld(start time.Time, err error) error {
 	l.expire(start, errKnownLost)
-	l.finish(lost, &errKnownLost)
+	l.finish(lost, causeKnownLost)
 	return opError("release", l.key, translate(err, driver.ErrNotHeld, ErrNotHeld))
 }
 
@@ -298,7 +301,7 @@ func (l *Lock) notHeld(start time.Time, err error) error {
 // be held.
 func (l *Lock) giveBack(ctx context.Context) {
 	if l.c.cleanup(ctx, l.cn, l.key, l.value, nil) == nil {
-		l.finish(lost, &errValidityRanOut)
+		l.finish(lost, causeRanOut)
 	}
 }
 
@@ -354,7 +357,7 @@ func (l *Lock) releaseOnClose(ctx context.Context) {
 		l.c.stats.released.Add(1)
 	case errors.Is(err, driver.ErrNotHeld):
 	default:
-		l.cause.Store(&errNotReleased)
+		l.state.StoreCause(closed, causeNotReleased)
 		l.c.warn(ctx, "lock: Close could not release a lock; the key stays held until its TTL runs out", "key", l.key, "err", err)
 	}
 }

@@ -9,27 +9,42 @@ import (
 )
 
 // lockState is what a Lock knows of its lease. A Lock starts held and
-// ends in one of the other states, once; Lock.cause adds the reason where
+// ends in one of the other states, once; an endCause adds the reason where
 // a state has two.
 type lockState uint32
 
 const (
 	held     lockState = iota // valid, as far as the Lock knows
 	expired                   // its validity ran out (counted in Stats.Lost); the backend may still keep the lease, so Release still asks it to let go
-	lost                      // the backend does not hold it; cause says why (default errKnownLost)
+	lost                      // the backend does not hold it; the endCause says why
 	released                  // released, or handed over, by its holder
-	closed                    // its client's Close released it; cause is set if that failed
+	closed                    // its client's Close released it, or tried to (causeNotReleased)
 )
 
 // ended reports whether s is a state in which the Lock is certainly not
 // held by the backend, or can no longer ask it.
 func (s lockState) ended() bool { return s >= lost }
 
-// stateVar is a lockState read without the Lock's mutex.
+// endCause is why a lock ended, where its state has two reasons.
+type endCause uint32
+
+const (
+	causeNone        endCause = iota
+	causeKnownLost            // lost: the backend said it does not hold the lock
+	causeRanOut               // lost: given back after its validity ran out
+	causeNotReleased          // closed: Close could not release it
+)
+
+// stateVar is a lockState and its endCause in one word, read without the
+// Lock's mutex.
 type stateVar struct{ v atomic.Uint32 }
 
-func (s *stateVar) Load() lockState       { return lockState(s.v.Load()) }
+func (s *stateVar) Load() lockState       { return lockState(s.v.Load() & 0xff) }
+func (s *stateVar) Cause() endCause       { return endCause(s.v.Load() >> 8) }
 func (s *stateVar) Store(state lockState) { s.v.Store(uint32(state)) }
+func (s *stateVar) StoreCause(state lockState, why endCause) {
+	s.v.Store(uint32(state) | uint32(why)<<8)
+}
 func (s *stateVar) CompareAndSwap(old, new lockState) bool {
 	return s.v.CompareAndSwap(uint32(old), uint32(new))
 }
@@ -101,8 +116,8 @@ func (l *Lock) Err() error {
 	case expired:
 		return errValidityRanOut
 	case lost:
-		if why := l.cause.Load(); why != nil {
-			return *why
+		if l.state.Cause() == causeRanOut {
+			return errValidityRanOut
 		}
 		return errKnownLost
 	case released:
