@@ -13,8 +13,9 @@ import (
 // valueBytes is how many random bytes identify one acquisition.
 const valueBytes = 20
 
-// newValue returns a fresh random value for one acquisition: 20 bytes from
-// crypto/rand, in unpadded URL-safe base64 (27 characters), never reused.
+// newValue returns a fresh random value for one acquisition. The value is
+// 20 bytes from crypto/rand in unpadded URL-safe base64 (27 characters),
+// and is never reused.
 func newValue() string {
 	var b [valueBytes]byte
 	rand.Read(b[:]) // never fails; see crypto/rand.Read
@@ -24,9 +25,9 @@ func newValue() string {
 }
 
 // attempt makes one attempt to acquire key with a fresh value. turn is
-// the queue of key whose turn the caller holds, if any: the undoing of a
-// failed attempt does not signal it a release (the caller would take that
-// for a release by another lock of this client, and try again at once).
+// the queue of key whose turn the caller holds, if any. Undoing a failed
+// attempt does not signal a release to that queue. The caller would take
+// it for a release by another lock of this client, and try again at once.
 func (c *Client) attempt(ctx context.Context, cn *conn, key string, o *options, turn *queue) (*Lock, error) {
 	if !c.enter() {
 		return nil, opError("acquire", key, ErrClosed)
@@ -85,7 +86,7 @@ func (c *Client) grant(cn *conn, key, value string, lease driver.Lease, start ti
 // undo cleans up after a failed attempt (see cleanup), waiting for it
 // while ctx allows, so that a failed call leaves nothing held. Once ctx is
 // done, the cleanup goes on in the background, so that the caller's
-// deadline holds; Close waits for it, as for any operation.
+// deadline holds. Close waits for it, as for any operation.
 func (c *Client) undo(ctx context.Context, cn *conn, key, value string, turn *queue) {
 	entered := c.enter()
 	done := make(chan struct{})

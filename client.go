@@ -114,18 +114,20 @@ func (c *Client) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Close lets go of the backend. It stops new acquisitions (waiting
-// Acquire calls return an error matching [ErrClosed]), waits for the
-// operations in flight to end (for 5s at most: then it closes the
-// connection under them, and they fail), releases the locks the client still holds
-// (their [Lock.Done] is closed first, with [Lock.Err] matching ErrClosed,
-// so that the functions of running [Client.Do] calls are cancelled with
-// that cause), each under a timeout of 2s, and then closes the connection.
-// A key that Close released is free to others at once; a lock it could not
-// release expires by its TTL. Every later operation of the client, and of
-// its locks, fails with ErrClosed, but for the Release of a lock that Close
-// released, which returns nil. Closing a closed client does nothing and
-// returns nil.
+// Close lets go of the backend. It stops new acquisitions, and waiting
+// Acquire calls return an error matching [ErrClosed]. Close waits up to 5s
+// for the operations in flight to end. After that it closes the connection
+// under the ones still running, and they fail. Close then releases the
+// locks the client still holds, each under a timeout of 2s. Before each
+// release, the lock's [Lock.Done] is closed with [Lock.Err] matching
+// ErrClosed, so that the functions of running [Client.Do] calls are
+// cancelled with that cause. Last, Close closes the connection.
+//
+// A key that Close released is free to others at once. A lock it could not
+// release expires by its TTL. Every later operation of the client and of
+// its locks fails with ErrClosed. The one exception is the Release of a
+// lock that Close released, which returns nil. Closing a closed client
+// does nothing and returns nil.
 func (c *Client) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -152,9 +154,9 @@ func (c *Client) Close() error {
 // closeWait bounds how long Close waits for the operations in flight.
 const closeWait = 5 * time.Second
 
-// drain waits for the operations in flight to end, for closeWait at most:
-// a backend that stopped answering must not hold Close up. Operations
-// admitted after it see the client closed.
+// drain waits up to closeWait for the operations in flight to end. A
+// backend that stopped answering must not hold Close up. Operations
+// admitted after drain see the client closed.
 func (c *Client) drain() {
 	if c.ops.Load() == 0 {
 		c.idleOne.Do(func() { close(c.idle) })
@@ -185,33 +187,33 @@ func (c *Client) releaseAll(locks []*Lock) {
 func (c *Client) Stats() Stats { return c.stats.snapshot() }
 
 // Acquire acquires the lock on key, waiting while someone else holds it.
-// It makes attempts as the retry strategy says ([WithRetry]; by default
+// It makes attempts as the retry strategy says ([WithRetry], by default
 // [DefaultRetry]) until it holds the lock, the strategy gives up, or ctx is
-// done; on drivers that announce releases it wakes as soon as the key is
+// done. On drivers that announce releases, it wakes as soon as the key is
 // released. An attempt that fails because the backend is unavailable is
-// retried the same way, except that, if the attempt was made at a
+// retried the same way, with one exception. If that attempt was made at a
 // release's announcement, or if subscribing to releases failed, the next
-// comes sooner if the strategy would wait longer (after 10ms, doubling
-// with each further failure): nothing would announce that release again,
-// and an unsubscribed waiter hears of none.
+// attempt comes after 10ms, doubling with each further failure, whenever
+// the strategy would wait longer. Nothing would announce that release
+// again, and an unsubscribed waiter hears of none.
 //
-// Calls of one client waiting for the same key queue in arrival order: only
-// the first in line tries the backend and listens for releases, and a call
-// that finds others of its client waiting joins the back of the line
+// Calls of one client waiting for the same key queue in arrival order.
+// Only the first in line tries the backend and listens for releases. A
+// call that finds others of its client waiting joins the back of the line
 // without trying first. A release by this client wakes the first in line
-// at once; on drivers that can transfer a lease (driver.Transferer), the
+// at once. On drivers that can transfer a lease (driver.Transferer), the
 // release hands the lock straight over to it, as long as the run of such
-// handovers on the key has lasted less than 20ms. (TryAcquire does not
-// queue.)
+// handovers on the key has lasted less than 20ms. TryAcquire does not
+// queue.
 //
-// When it gives up, the error matches the last attempt's cause
-// ([ErrNotAcquired] if the key was held, or the backend's error) and, if ctx
-// ended the wait, ctx's error as well. A failed or cancelled acquisition
-// leaves nothing held. It gives up at once on an error matching
-// [ErrMisconfigured], and after [MaxUnavailable] of attempts that all
-// failed with [ErrUnavailable]. It never returns a lock whose validity has
-// passed: such a grant is given back in the background, and the wait goes
-// on.
+// When Acquire gives up, the error matches the last attempt's cause. That
+// is [ErrNotAcquired] if the key was held, or else the backend's error. If
+// ctx ended the wait, the error matches ctx's error as well. A failed or
+// cancelled acquisition leaves nothing held. Acquire gives up at once on
+// an error matching [ErrMisconfigured]. It also gives up after
+// [MaxUnavailable] of attempts that all failed with [ErrUnavailable]. It
+// never returns a lock whose validity has passed. Such a grant is given
+// back in the background, and the wait goes on.
 func (c *Client) Acquire(ctx context.Context, key string, opts ...Option) (*Lock, error) {
 	o, err := apply(key, c.defaults, opts)
 	if err != nil {
@@ -221,14 +223,14 @@ func (c *Client) Acquire(ctx context.Context, key string, opts ...Option) (*Lock
 }
 
 // TryAcquire makes exactly one attempt to acquire the lock on key. If
-// someone else holds it, the error matches [ErrNotAcquired]; any other error
-// means the attempt could not be made or completed, and leaves nothing held.
-// The attempt is bounded by ctx and by the driver's own request timeout. A
-// failed attempt waits, while ctx allows, for the release that cleans up
-// after it (under its own timeout of 2s), which goes on in the background
-// once ctx is done. A lock whose validity
-// passed before TryAcquire could return it is given back, and the attempt
-// fails.
+// someone else holds it, the error matches [ErrNotAcquired]. Any other
+// error means the attempt could not be made or completed, and leaves
+// nothing held. The attempt is bounded by ctx and by the driver's own
+// request timeout. A failed attempt waits, while ctx allows, for the
+// release that cleans up after it (under its own timeout of 2s). That
+// release goes on in the background once ctx is done. A lock whose
+// validity passed before TryAcquire could return it is given back, and the
+// attempt fails.
 func (c *Client) TryAcquire(ctx context.Context, key string, opts ...Option) (*Lock, error) {
 	o, err := apply(key, c.defaults, opts)
 	if err != nil {
@@ -261,7 +263,7 @@ func (c *Client) acquireTraced(ctx context.Context, key string, o *options) (*Lo
 		if err != nil || c.handOut(l) == nil {
 			return l, err
 		}
-		// Its validity passed while the call ended: wait on.
+		// Its validity passed while the call ended, so wait on.
 	}
 }
 
@@ -274,10 +276,10 @@ func acquired(l *Lock, attempts int, err error) Event {
 	return ev
 }
 
-// acquire acquires key with checked options, waiting while it is held:
-// it makes attempts until one takes the key, and before each, the call's
-// wait (see wait) waits until it is due, or says that the call gives up.
-// It also returns the number of attempts made.
+// acquire acquires key with checked options, waiting while it is held.
+// It makes attempts until one takes the key. Before each attempt, the
+// call's wait (see wait) waits until the attempt is due, or says that the
+// call gives up. acquire also returns the number of attempts made.
 func (c *Client) acquire(ctx context.Context, key string, o *options) (l *Lock, attempts int, err error) {
 	cn, err := c.ready(ctx)
 	if err != nil {
@@ -315,9 +317,9 @@ func (c *Client) ready(ctx context.Context) (*conn, error) {
 	return c.connect(ctx)
 }
 
-// String describes the client by its connector, without secrets: the
-// connector's own String if it has one (the drivers' connectors redact
-// passwords), its type otherwise.
+// String describes the client by its connector, without secrets. It uses
+// the connector's own String if it has one (the drivers' connectors redact
+// passwords), and the connector's type otherwise.
 func (c *Client) String() string {
 	desc := fmt.Sprintf("%T", c.connector)
 	if s, ok := c.connector.(fmt.Stringer); ok {

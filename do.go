@@ -14,19 +14,20 @@ const releaseTimeout = 5 * time.Second
 // Do acquires the lock on key as [Client.Acquire] does, runs fn while
 // holding it, and releases it when fn returns.
 //
-// While fn runs, Do keeps the lock alive ([Lock.KeepAlive]): it extends
+// While fn runs, Do keeps the lock alive ([Lock.KeepAlive]). It extends
 // the lease each time a third of the TTL has passed, and retries a failed
-// extension while the lock is still valid. The moment the lock ends (an
-// extension is refused, or the validity runs out, as it does after one
-// TTL on drivers that cannot extend; or the client is closed) fn's context
-// is cancelled with a cause matching [ErrLost] or [ErrClosed] (see
-// context.Cause); fn should stop touching the protected resource then.
-// fn's context also carries the lock: see [FromContext].
+// extension while the lock is still valid. The lock ends when an extension
+// is refused, when the validity runs out, or when the client is closed. On
+// drivers that cannot extend, the validity runs out after one TTL. The
+// moment the lock ends, fn's context is cancelled with a cause matching
+// [ErrLost] or [ErrClosed] (see context.Cause). fn should stop touching
+// the protected resource then. fn's context also carries the lock (see
+// [FromContext]).
 //
 // Do returns fn's error. If the lock was lost or let go while fn ran, the
 // error matches ErrLost or ErrClosed too, even if fn returned nil, since
 // fn's work may not have been protected to the end. A failure to release
-// is logged, not returned: the lock then expires by its TTL.
+// is logged, not returned. The lock then expires by its TTL.
 func (c *Client) Do(ctx context.Context, key string, fn func(context.Context) error, opts ...Option) (err error) {
 	if fn == nil {
 		return opError("do", key, fmt.Errorf("%w: nil function", ErrInvalidOption))
@@ -46,13 +47,14 @@ func (c *Client) Do(ctx context.Context, key string, fn func(context.Context) er
 	}
 	fctx, cancel := context.WithCancelCause(context.WithValue(ctx, lockKey{}, l))
 	defer cancel(nil)
-	// The keeper outlives ctx: the function may still be winding up after
-	// ctx ends, and the lock must stay held until it returns. Deferred, so
-	// that a panicking fn does not leave the lock extended forever: the
-	// keeper stops and the lock is released as the panic goes up.
+	// The keeper outlives ctx. The function may still be winding up after
+	// ctx ends, and the lock must stay held until it returns. The stop is
+	// deferred so that a panicking fn does not leave the lock extended
+	// forever. The keeper stops and the lock is released as the panic goes
+	// up.
 	stop := l.keepAlive(ctx, func(cause error) {
 		if !errors.Is(cause, ErrClosed) && !errors.Is(cause, ErrLost) {
-			// Released, by fn itself: for Do, that is the lock lost too.
+			// fn released the lock itself. For Do, that is the lock lost too.
 			cause = fmt.Errorf("%w: %w before the function returned", ErrLost, cause)
 		}
 		cancel(cause)

@@ -10,13 +10,13 @@ import (
 )
 
 // ErrNotAcquired means the key is held by someone else. [Client.TryAcquire]
-// returns an error matching it when its one attempt found the key held; a
-// waiting [Client.Acquire] returns one matching it (and the context's error)
-// when its context ends while the key is still held. It is never used for an
-// unreachable or failing backend.
+// returns an error matching it when its one attempt found the key held. A
+// waiting [Client.Acquire] returns one matching it (and the context's
+// error) when its context ends while the key is still held. It is never
+// used for an unreachable or failing backend.
 var ErrNotAcquired = errors.New("held by another holder")
 
-// ErrNotHeld means the lock is no longer held by this handle: it was
+// ErrNotHeld means the lock is no longer held by this handle. It was
 // released, it expired, or an extension came back too late to count.
 // [Lock.Extend] and [Lock.Release] return errors matching it.
 var ErrNotHeld = errors.New("lock is not held")
@@ -27,12 +27,13 @@ var ErrNotHeld = errors.New("lock is not held")
 var ErrLost = errors.New("lock lost")
 
 // ErrMisconfigured means the backend refused the call for a reason that
-// retrying cannot fix: wrong credentials, an identity the backend refuses,
-// a TLS certificate or protocol mismatch, or a host name that does not
-// resolve. [Client.Acquire] ends with it at once instead of waiting.
+// retrying cannot fix. Such reasons are wrong credentials, an identity the
+// backend refuses, a TLS certificate or protocol mismatch, or a host name
+// that does not resolve. [Client.Acquire] ends with it at once instead of
+// waiting.
 var ErrMisconfigured = driver.ErrMisconfigured
 
-// ErrUnavailable means the backend could not be reached: connections were
+// ErrUnavailable means the backend could not be reached. Connections were
 // refused, or it did not answer in time. Retrying may help. A waiting
 // [Client.Acquire] keeps trying through it for at most [MaxUnavailable] in
 // a row, and then ends with an error matching it, even if its context has
@@ -43,8 +44,9 @@ var ErrUnavailable = driver.ErrUnavailable
 // closed.
 var ErrClosed = errors.New("client is closed")
 
-// ErrInvalidKey is matched by errors for keys the library refuses: empty,
-// longer than [MaxKeyLen] bytes, not valid UTF-8, or containing a NUL byte.
+// ErrInvalidKey is matched by errors for keys the library refuses. It
+// refuses a key that is empty, longer than [MaxKeyLen] bytes, not valid
+// UTF-8, or contains a NUL byte.
 var ErrInvalidKey = errors.New("invalid key")
 
 // ErrInvalidTTL is matched by errors for a TTL outside [MinTTL, MaxTTL].
@@ -61,8 +63,9 @@ var errTooLate = errors.New("backend answered after the lock's validity had run 
 
 // Error is the error type of every failed operation of the package, except
 // for panics on programming errors in [Register]. It records the operation
-// and the key; Err is the cause, which matches this package's sentinels and
-// keeps the backend's error reachable through errors.Is and errors.As.
+// and the key. Err is the cause. The cause matches this package's
+// sentinels and keeps the backend's error reachable through errors.Is and
+// errors.As.
 type Error struct {
 	Op  string // "acquire", "extend", "release", "do", "inspect", "ping", "close", "open"
 	Key string // the lock's key, if the operation had one
@@ -85,7 +88,7 @@ func (e *Error) Error() string {
 	return s + ": " + cut(e.Err.Error(), maxCauseInError)
 }
 
-// maxCauseInError is how much of a cause an error message quotes: a
+// maxCauseInError is how much of a cause an error message quotes. A
 // driver's error may quote a host or a DSN that the caller made huge.
 const maxCauseInError = 1024
 

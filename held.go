@@ -1,15 +1,16 @@
 package lock
 
-// What Close needs to let go: the operations in flight on the connection,
-// which it waits for, and the locks the client holds, which it releases.
+// This file holds what Close needs to let go. Close waits for the
+// operations in flight on the connection, and releases the locks the
+// client holds.
 
 // enter admits an operation that uses the client's connection, and reports
 // false if the client is closed. Each admitted operation calls leave when
-// its calls to the driver are done; Close waits for the operations admitted
-// before it.
+// its calls to the driver are done. Close waits for the operations
+// admitted before it.
 func (c *Client) enter() bool {
-	// Counted first: Close sets closed first, then reads the count, so
-	// that one of the two sees the other.
+	// The operation is counted first. Close sets closed first and then
+	// reads the count, so that one of the two sees the other.
 	c.ops.Add(1)
 	if c.closed.Load() {
 		c.leave()
@@ -26,7 +27,7 @@ func (c *Client) leave() {
 }
 
 // track adds l to the client's held locks, and reports false, adding
-// nothing, if the client is closed: the caller then releases l itself.
+// nothing, if the client is closed. The caller then releases l itself.
 func (c *Client) track(l *Lock) bool {
 	c.heldMu.Lock()
 	defer c.heldMu.Unlock()

@@ -23,14 +23,14 @@ type Holder struct {
 	Fenced bool
 }
 
-// idLen is how much of an acquisition's value its ID shows: 48 of its 160
-// random bits, enough to tell holders apart, far from enough to guess the
-// value that releases the lock.
+// idLen is how much of an acquisition's value its ID shows. It shows 48 of
+// the value's 160 random bits. That is enough to tell holders apart, and
+// far from enough to guess the value that releases the lock.
 const idLen = 8
 
-// ID returns a short identifier of the acquisition: the one that
-// [Client.Inspect] reports for the key's holder, so that a holder can
-// recognise itself. It does not let anyone release the lock.
+// ID returns a short identifier of the acquisition. [Client.Inspect]
+// reports the same identifier for the key's holder, so that a holder can
+// recognise itself. The ID does not let anyone release the lock.
 func (l *Lock) ID() string { return l.value[:idLen] }
 
 // Inspect reports who holds key, and false if nobody does. On a driver

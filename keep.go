@@ -9,11 +9,12 @@ import (
 )
 
 // KeepAlive extends the lock in the background each time a third of its
-// TTL has passed, and retries an extension that failed while the lock is
-// still valid, until stop is called or the lock ends ([Lock.Done] is
-// closed: it was lost, released, or let go by its client's Close). stop
-// waits for the background work to end. It is how [Client.Do] keeps its
-// lock; for a lock held outside Do, pair it with Done:
+// TTL has passed. It retries an extension that failed while the lock is
+// still valid. It goes on until stop is called or the lock ends. The lock
+// ends when [Lock.Done] is closed, because it was lost, released, or let
+// go by its client's Close. stop waits for the background work to end.
+// KeepAlive is how [Client.Do] keeps its lock. For a lock held outside Do,
+// pair it with Done, as below.
 //
 //	stop := l.KeepAlive()
 //	defer stop()
@@ -96,7 +97,7 @@ func (l *Lock) keep(ctx context.Context) {
 	}
 }
 
-// ended logs why the kept lock l ended, if it was lost; why is the last
+// ended logs why the kept lock l ended, if it was lost. why is the last
 // extension's failure, if any.
 func (l *Lock) ended(ctx context.Context, why error) {
 	cause := l.Err()

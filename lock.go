@@ -14,10 +14,10 @@ import (
 )
 
 // Lock is one acquisition of a key, returned by [Client.Acquire] and
-// [Client.TryAcquire]. Its key, value and token never change; its validity
+// [Client.TryAcquire]. Its key, value and token never change. Its validity
 // moves forward with each successful [Lock.Extend]. [Lock.Done] tells when
-// it ends. It is safe for concurrent use; Extend and Release calls on one
-// Lock run one at a time.
+// it ends. A Lock is safe for concurrent use. Extend and Release calls on
+// one Lock run one at a time.
 type Lock struct {
 	c     *Client
 	cn    *conn
@@ -43,9 +43,10 @@ type Lock struct {
 func (l *Lock) Key() string { return l.key }
 
 // Token returns the lock's fencing token, and false if the driver does not
-// issue tokens. Tokens of one key strictly increase with each acquisition;
-// pass the token to the protected resource with every write and let it
-// refuse tokens older than the newest it has seen (see package fencing).
+// issue tokens. Tokens of one key strictly increase with each acquisition.
+// Pass the token to the protected resource with every write, and let the
+// resource refuse tokens older than the newest it has seen (see package
+// fencing).
 func (l *Lock) Token() (fencing.Token, bool) {
 	return fencing.Token(l.token), l.fenced
 }
@@ -54,14 +55,14 @@ func (l *Lock) Token() (fencing.Token, bool) {
 // held, and moves [Lock.ValidUntil] accordingly (which may move it earlier,
 // if ttl is shorter than what was left). The backend is asked only while
 // the lock is valid, and an extension counts only if the answer arrives
-// before the validity it was meant to prolong runs out: an extension that
-// comes too late proves nothing, so the lock is then released and treated as
-// lost.
+// before the validity it was meant to prolong runs out. An extension that
+// comes too late proves nothing, so the lock is then released and treated
+// as lost.
 //
 // If the lock is no longer held (released, expired, or taken over), the
 // error matches [ErrNotHeld]. If the driver cannot extend leases, it
-// matches [errors.ErrUnsupported]. Any other error is the backend's: the
-// lock stays valid until ValidUntil, and Extend may be called again.
+// matches [errors.ErrUnsupported]. Any other error is the backend's. The
+// lock then stays valid until ValidUntil, and Extend may be called again.
 func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 	ctx, t := l.c.trace(ctx, "extend", l.key)
 	err := l.extend(ctx, ttl)
@@ -147,7 +148,7 @@ func (l *Lock) extended(ctx context.Context, ttl time.Duration, start, deadline 
 		l.c.stats.extended.Add(1)
 		return nil
 	case err == nil:
-		// Extended, but too late to count: give the key back.
+		// Extended, but too late to count, so give the key back.
 		l.expire(deadline, errValidityRanOut)
 		l.giveBack(ctx)
 		return fmt.Errorf("%w: the extension came back after its validity ran out", ErrNotHeld)
@@ -156,7 +157,7 @@ func (l *Lock) extended(ctx context.Context, ttl time.Duration, start, deadline 
 		l.finish(lost, causeKnownLost)
 		return translate(err, driver.ErrNotHeld, ErrNotHeld)
 	case !inTime:
-		// The extension may have landed: give the key back.
+		// The extension may have landed, so give the key back.
 		l.expire(deadline, errValidityRanOut)
 		l.giveBack(ctx)
 		return fmt.Errorf("%w: its validity ran out during the extension: %w", ErrNotHeld, err)
@@ -164,15 +165,15 @@ func (l *Lock) extended(ctx context.Context, ttl time.Duration, start, deadline 
 	return err
 }
 
-// Release releases the lock, so that others may take the key at once (or,
-// if an Acquire of the same client waits for the key and the driver can
-// transfer leases, hands it over to that call: see [Client.Acquire]). If
-// the lock was no longer held (it expired, was taken over, or was already
-// released), the error matches [ErrNotHeld]. A lock past its ValidUntil
-// whose lease the backend still keeps (the drift allowance makes that
-// common) is released as usual. Any other error is the
-// backend's: the lock may still be held, and Release may be called again;
-// if it never succeeds, the lock expires by its TTL.
+// Release releases the lock, so that others may take the key at once. If
+// an Acquire of the same client waits for the key and the driver can
+// transfer leases, Release hands the lock over to that call instead (see
+// [Client.Acquire]). If the lock was no longer held (it expired, was taken
+// over, or was already released), the error matches [ErrNotHeld]. A lock
+// past its ValidUntil whose lease the backend still keeps is released as
+// usual. The drift allowance makes that common. Any other error is the
+// backend's. The lock may then still be held, and Release may be called
+// again. If Release never succeeds, the lock expires by its TTL.
 //
 // After the client's Close, Release returns nil if Close released the
 // lock, and an error matching [ErrClosed] if it could not.
@@ -220,7 +221,7 @@ func (l *Lock) release(ctx context.Context) error {
 
 // handOver releases the lock by transferring it to the call of the same
 // client that offered h, in one step (see driver.Transferer). start is
-// the clock reading taken before the transfer was sent: the new lock's
+// the clock reading taken before the transfer was sent. The new lock's
 // validity runs from there, under the waiting call's options. l.mu must be
 // held.
 func (l *Lock) handOver(ctx context.Context, h *handover, start time.Time) error {
@@ -236,15 +237,15 @@ func (l *Lock) handOver(ctx context.Context, h *handover, start time.Time) error
 		case nl == nil:
 			c.stats.failed.Add(1)
 		case !c.track(nl):
-			// Closed meanwhile: the key is given back below.
+			// The client closed meanwhile. The key is given back below.
 		case h.deliver(nl):
 			c.stats.acquired.Add(1)
 			return nil
 		default:
 			c.untrack(nl)
 		}
-		// Too late to count for the waiting call, or it stopped waiting:
-		// give the key back.
+		// The lock came too late to count for the waiting call, or the
+		// call stopped waiting, so give the key back.
 		c.cleanup(ctx, l.cn, l.key, next, nil)
 		h.deliver(nil)
 		return nil
@@ -252,7 +253,7 @@ func (l *Lock) handOver(ctx context.Context, h *handover, start time.Time) error
 		h.deliver(nil)
 		return l.notHeld(start, err)
 	}
-	// The transfer may have happened or not: make sure next holds nothing.
+	// The transfer may have happened or not. Make sure next holds nothing.
 	c.cleanup(ctx, l.cn, l.key, next, nil)
 	h.deliver(nil)
 	return opError("release", l.key, err)
@@ -270,8 +271,8 @@ func (l *Lock) expire(t time.Time, why error) {
 	l.announceEnd()
 }
 
-// finish records that the lock ended in state s (one of the ended
-// states), for why if s does not say it all: it is no longer among its
+// finish records that the lock ended in state s, one of the ended states.
+// why gives the reason where s does not say it all. The lock leaves its
 // client's held locks, and its end is announced. l.mu must be held.
 func (l *Lock) finish(s lockState, why endCause) {
 	l.state.StoreCause(s, why)
@@ -338,10 +339,10 @@ func (l *Lock) discard() {
 	l.giveBack(ctx)
 }
 
-// releaseOnClose releases the lock for its client's Close, which has taken
-// it off the client's held locks and waits for no other operation of the
-// client: it announces the end first, so that Do's function stops, then
-// releases the lease under ctx.
+// releaseOnClose releases the lock for its client's Close. Close has taken
+// the lock off the client's held locks, and waits for no other operation
+// of the client. releaseOnClose announces the end first, so that Do's
+// function stops, and then releases the lease under ctx.
 func (l *Lock) releaseOnClose(ctx context.Context) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -362,7 +363,7 @@ func (l *Lock) releaseOnClose(ctx context.Context) {
 	}
 }
 
-// String describes the lock by its key, token and state; it leaves out
+// String describes the lock by its key, token and state. It leaves out
 // the lock's value, with which anyone could release or extend it.
 func (l *Lock) String() string {
 	s := "lock.Lock(" + strconv.Quote(l.key)

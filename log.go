@@ -8,14 +8,15 @@ import (
 )
 
 // SetLogger sets the logger the client reports unusual events to, at warn
-// level: a lock lost while kept alive, a release or cleanup that failed.
-// Warnings of one kind come at most once per [WarnInterval] from a client;
-// the next one says how many were left out (the attribute "suppressed").
-// At debug level it also logs every acquire, extend, release and
-// [Client.Do] as it ends: the message "lock: OP" with the attributes key,
-// err, attempts, wait, token and held (see [Event]), without a limit. The
-// default is [slog.Default]; nil restores it. SetLogger is safe to call at
-// any time.
+// level. Such events are a lock lost while kept alive, and a release or
+// cleanup that failed. Warnings of one kind come at most once per
+// [WarnInterval] from a client. The next one says how many were left out
+// (the attribute "suppressed"). At debug level, the client also logs every
+// acquire, extend, release and [Client.Do] as it ends, without a limit.
+// Each such record has the message "lock: OP" and the attributes key, err,
+// attempts, wait, token and held (see [Event]). The default logger is
+// [slog.Default], and nil restores it. SetLogger is safe to call at any
+// time.
 func (c *Client) SetLogger(l *slog.Logger) { c.logger.Store(l) }
 
 // log returns the client's logger.
@@ -27,13 +28,14 @@ func (c *Client) log() *slog.Logger {
 }
 
 // WarnInterval is the least time between two warnings of one kind (one
-// message) from a client. During an outage every operation fails alike:
-// one line per interval, with the count of those left out, says as much as
+// message) from a client. During an outage every operation fails alike.
+// One line per interval, with the count of those left out, says as much as
 // thousands, and keeps the program's log readable.
 const WarnInterval = 10 * time.Second
 
 // warn logs msg at warn level, unless a warning with msg was logged less
-// than WarnInterval ago: then it only counts it, for the next one.
+// than WarnInterval ago. In that case it only counts the warning, for the
+// next one to report.
 func (c *Client) warn(ctx context.Context, msg string, args ...any) {
 	l := c.log()
 	if !l.Enabled(ctx, slog.LevelWarn) {

@@ -32,7 +32,7 @@ const (
 const fixedDrift = 2 * time.Millisecond
 
 // An Option changes how one acquisition is made. Options are applied in
-// order; a later one overrides an earlier one of the same kind. Options
+// order, and a later one overrides an earlier one of the same kind. Options
 // given to [Open] or [OpenConnector] are the client's defaults, which each
 // call's own options override.
 type Option func(*options)
@@ -47,8 +47,9 @@ func defaultOptions() options {
 	return options{ttl: DefaultTTL, retry: DefaultRetry, drift: DefaultDriftFactor}
 }
 
-// WithTTL sets the lease of the lock: how long it stays held if its holder
-// vanishes. It must be within [MinTTL, MaxTTL]. The default is [DefaultTTL].
+// WithTTL sets the lease of the lock, which is how long it stays held if
+// its holder vanishes. It must be within [MinTTL, MaxTTL]. The default is
+// [DefaultTTL].
 // The lock's validity ([Lock.ValidUntil]) is the TTL minus an allowance for
 // clock drift (see [WithDriftFactor]), counted from before the request was
 // sent.
@@ -56,8 +57,8 @@ func WithTTL(ttl time.Duration) Option {
 	return func(o *options) { o.ttl = ttl }
 }
 
-// WithRetry sets the strategy [Client.Acquire] follows between attempts;
-// see [RetryStrategy]. The default is [DefaultRetry]. [Client.TryAcquire]
+// WithRetry sets the strategy [Client.Acquire] follows between attempts
+// (see [RetryStrategy]). The default is [DefaultRetry]. [Client.TryAcquire]
 // ignores it.
 func WithRetry(s RetryStrategy) Option {
 	return func(o *options) { o.retry = s }

@@ -42,17 +42,18 @@ func Drivers() []string {
 }
 
 // Open returns a [Client] for the backend that the driver registered as
-// driverName finds at dsn, with opts as the defaults of its calls (a TTL,
-// a retry strategy: each call's own options override them). The driver
-// parses the DSN here, so a malformed one is reported at once, as are bad
-// options; Open never contacts the backend (use [Client.Ping] for that).
-// Errors never repeat the DSN, which may hold a password.
+// driverName finds at dsn. opts are the defaults of the client's calls,
+// such as a TTL or a retry strategy, and each call's own options override
+// them. The driver parses the DSN here, so a malformed one is reported at
+// once, as are bad options. Open never contacts the backend (use
+// [Client.Ping] for that). Errors never repeat the DSN, which may hold a
+// password.
 func Open(driverName, dsn string, opts ...Option) (*Client, error) {
 	return open(driverName, dsn, nil, opts)
 }
 
 // OpenDialer is [Open], with every connection to the backend's servers
-// dialed by dial: a test or a tool can then slow, stall or cut them. The
+// dialed by dial. A test or a tool can then slow, stall or cut them. The
 // error matches [errors.ErrUnsupported] if the driver cannot take a
 // dialer (see [driver.DialerDriver]).
 func OpenDialer(driverName, dsn string, dial driver.DialFunc, opts ...Option) (*Client, error) {
@@ -88,10 +89,10 @@ func open(driverName, dsn string, dial driver.DialFunc, opts []Option) (*Client,
 }
 
 // OpenConnector returns a [Client] that uses c, with opts as the defaults
-// of its calls. It does not contact the backend; the first operation that
-// needs the backend connects. It cannot fail: bad options make each
-// acquisition fail with an error matching [ErrInvalidOption] or
-// [ErrInvalidTTL].
+// of its calls. It does not contact the backend. The first operation that
+// needs the backend connects. OpenConnector cannot fail. Instead, bad
+// options make each acquisition fail with an error matching
+// [ErrInvalidOption] or [ErrInvalidTTL].
 func OpenConnector(c driver.Connector, opts ...Option) *Client {
 	return &Client{connector: c, closing: make(chan struct{}), idle: make(chan struct{}), defaults: slices.Clone(opts)}
 }

@@ -8,9 +8,9 @@ import (
 
 // RetryStrategy decides whether, and after how long, [Client.Acquire] makes
 // another attempt after a failed one. A strategy is a pure function of the
-// attempt number: it keeps no state across calls, so one value may be shared
-// by any number of goroutines and acquisitions. Whatever the strategy says,
-// Acquire stops waiting when its context is done.
+// attempt number. It keeps no state across calls, so one value may be
+// shared by any number of goroutines and acquisitions. Whatever the
+// strategy says, Acquire stops waiting when its context is done.
 //
 // The strategies of this package draw each delay at random from [d/2, d],
 // where d is the delay their parameters give, so that waiters that failed
@@ -22,12 +22,12 @@ type RetryStrategy interface {
 	Delay(attempt int) (d time.Duration, retry bool)
 }
 
-// DefaultRetry is the strategy [Client.Acquire] uses without [WithRetry]:
-// exponential backoff from 10ms up to 500ms, with jitter. On drivers that
-// announce releases, waiters also wake as soon as the key is released.
+// DefaultRetry is the strategy [Client.Acquire] uses without [WithRetry].
+// It is exponential backoff from 10ms up to 500ms, with jitter. On drivers
+// that announce releases, waiters also wake as soon as the key is released.
 var DefaultRetry RetryStrategy = ExponentialBackoff(10*time.Millisecond, 500*time.Millisecond)
 
-// NoRetry returns a strategy that makes one attempt only: with it, Acquire
+// NoRetry returns a strategy that makes one attempt only. With it, Acquire
 // behaves like [Client.TryAcquire].
 func NoRetry() RetryStrategy { return noRetry{} }
 

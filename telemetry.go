@@ -8,15 +8,15 @@ import (
 	"github.com/distlock/lock/fencing"
 )
 
-// An Observer is told of a client's operations, for telemetry; package
+// An Observer is told of a client's operations, for telemetry. Package
 // github.com/distlock/lock/telemetry adapts OpenTelemetry. A client
 // without one (the default) pays nothing for it. See [Client.SetObserver].
 //
 // Its methods run on the operation's goroutine (Lost may run on a timer's)
 // and must be safe for concurrent use and quick.
 type Observer interface {
-	// Start is called as an operation starts: op is "acquire" (Acquire,
-	// TryAcquire, and Do's acquisition), "extend", "release" or "do". It
+	// Start is called as an operation starts. op is "acquire" (Acquire,
+	// TryAcquire, and Do's acquisition), "extend", "release" or "do". Start
 	// returns the context the operation goes on with (carrying a span, say)
 	// and a function that the client calls once, when the operation ends.
 	Start(ctx context.Context, op, key string) (context.Context, func(Event))
@@ -32,22 +32,24 @@ type Event struct {
 	Key string
 	Err error // nil if it succeeded
 
-	// Acquisitions: the attempts made (1 for TryAcquire; 0 when a Release
-	// of this client handed the lock over), the time from the call to the
-	// outcome, and the token granted, if Fenced.
+	// Attempts, Wait and Token describe acquisitions. Attempts is the
+	// number of attempts made. It is 1 for TryAcquire, and 0 when a Release
+	// of this client handed the lock over. Wait is the time from the call
+	// to the outcome. Token is the token granted, if Fenced.
 	Attempts int
 	Wait     time.Duration
 	Token    fencing.Token
 	Fenced   bool
 
-	// Releases and Do: how long the lock was held, from the clock reading
-	// taken before it was requested.
+	// Held describes releases and Do. It is how long the lock was held,
+	// from the clock reading taken before it was requested.
 	Held time.Duration
 }
 
-// SetObserver sets the observer of the client's operations; nil (the
-// default) removes it. It is safe to call at any time; operations that
-// started before it are reported to the observer they started with.
+// SetObserver sets the observer of the client's operations. nil, the
+// default, removes it. SetObserver is safe to call at any time.
+// Operations that started before it are reported to the observer they
+// started with.
 func (c *Client) SetObserver(o Observer) {
 	if o == nil {
 		c.observer.Store(nil)
@@ -57,7 +59,7 @@ func (c *Client) SetObserver(o Observer) {
 }
 
 // An opTrace follows one operation for the observer, if any, and the debug
-// log, if on; its zero value follows nothing.
+// log, if on. Its zero value follows nothing.
 type opTrace struct {
 	c     *Client
 	done  func(Event) // the observer's; nil without one

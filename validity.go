@@ -9,7 +9,7 @@ import (
 )
 
 // lockState is what a Lock knows of its lease. A Lock starts held and
-// ends in one of the other states, once; an endCause adds the reason where
+// ends in one of the other states, once. An endCause adds the reason where
 // a state has two.
 type lockState uint32
 
@@ -50,11 +50,11 @@ func (s *stateVar) CompareAndSwap(old, new lockState) bool {
 }
 
 // ValidUntil returns the instant until which the lock is certainly held,
-// on this process's monotonic clock: the clock reading taken before the
-// request was sent, plus the TTL, minus the drift allowance. Compare it
-// with time.Now() only (its wall clock reading is no guide). After a
-// successful Release it is the instant Release was called; once the lock is
-// known lost it is no later than the instant that was learnt.
+// on this process's monotonic clock. It is the clock reading taken before
+// the request was sent, plus the TTL, minus the drift allowance. Compare
+// it with time.Now() only (its wall clock reading is no guide). After a
+// successful Release, it is the instant Release was called. Once the lock
+// is known lost, it is no later than the instant that was learnt.
 func (l *Lock) ValidUntil() time.Time {
 	return l.start.Add(time.Duration(l.until.Load()))
 }
@@ -69,13 +69,14 @@ func (l *Lock) endBy(t time.Time) {
 	}
 }
 
-// Done returns a channel that is closed when the lock ends: when its
-// validity passes without a successful [Lock.Extend] (at ValidUntil, on
-// this process's clock, whatever the backend does), when it is known lost,
-// when it is released, or when its client is closed. [Lock.Err] then says
-// which. Stop touching the protected resource when Done is closed.
+// Done returns a channel that is closed when the lock ends. The lock ends
+// when its validity passes without a successful [Lock.Extend], when it is
+// known lost, when it is released, or when its client is closed. The
+// validity passes at ValidUntil on this process's clock, whatever the
+// backend does. [Lock.Err] then says which end it was. Stop touching the
+// protected resource when Done is closed.
 //
-// The first call starts a timer for the lock's validity; a lock whose Done
+// The first call starts a timer for the lock's validity. A lock whose Done
 // is never called costs nothing more.
 func (l *Lock) Done() <-chan struct{} {
 	e := &l.end
@@ -102,10 +103,10 @@ var (
 	errNotReleased    = fmt.Errorf("%w: Close could not release it", ErrClosed)
 )
 
-// Err returns nil while the lock is valid. After that, it says why it
-// ended: an error matching [ErrLost] if its validity ran out or the
-// backend refused an extension, [ErrNotHeld] if it was released, or
-// [ErrClosed] if its client's Close released it.
+// Err returns nil while the lock is valid. After that, it says why the
+// lock ended. The error matches [ErrLost] if the validity ran out or the
+// backend refused an extension. It matches [ErrNotHeld] if the lock was
+// released, and [ErrClosed] if its client's Close released it.
 func (l *Lock) Err() error {
 	switch l.state.Load() {
 	case held:
@@ -134,7 +135,7 @@ type lockEnd struct {
 	over  bool          // the end has been announced (ch closed, if made)
 }
 
-// timerFired runs when the timer of Done fires: it ends the lock if its
+// timerFired runs when the timer of Done fires. It ends the lock if its
 // validity has passed, and sets the timer again if an extension moved it.
 func (l *Lock) timerFired() {
 	e := &l.end

@@ -21,12 +21,12 @@ type queues struct {
 	n  atomic.Int32 // len(m), read without mu on the paths of uncontended locks
 }
 
-// A queue lines up one client's Acquire calls waiting for one key, so that
-// only one of them at a time, the holder of the queue's turn, tries the
-// backend and listens for releases; the others wait for the turn. Without
-// it, every release would wake every waiting call of the client, and all of
-// them would race each other, and the other clients, for the key: with a
-// quorum backend, such a race can split the votes so that nobody wins.
+// A queue lines up one client's Acquire calls waiting for one key. Only
+// one of them at a time, the holder of the queue's turn, tries the backend
+// and listens for releases. The others wait for the turn. Without a queue,
+// every release would wake every waiting call of the client. All of them
+// would race each other, and the other clients, for the key. With a quorum
+// backend, such a race can split the votes so that nobody wins.
 //
 // The turn passes in arrival order, when its holder acquires the key or
 // gives up. The value passed says which, so that the next holder, knowing
@@ -85,9 +85,9 @@ func (qs *queues) leave(key string, q *queue) {
 }
 
 // released tells the calls waiting for key that a lock of this client on
-// key was released, unless their queue is quiet (nil for none): the holder
-// of its turn is the caller, which knows. It also ends key's run of
-// handovers.
+// key was released. It does not tell them if their queue is quiet (nil for
+// none), because the holder of that queue's turn is the caller, which
+// knows. released also ends key's run of handovers.
 func (qs *queues) released(key string, quiet *queue) {
 	if qs.n.Load() == 0 {
 		return
@@ -103,17 +103,17 @@ func (qs *queues) released(key string, quiet *queue) {
 	}
 }
 
-// handoverWindow bounds a run of handovers on one key: once a run has gone
-// on for this long, the next lock is released as usual, so that the other
-// clients waiting for the key get their chance, at worst this much later
-// than they would without handovers. Handovers matter for short holds,
-// where a round trip is a large share of a handoff; a hold longer than the
-// window is always released as usual.
+// handoverWindow bounds a run of handovers on one key. Once a run has gone
+// on for this long, the next lock is released as usual. The other clients
+// waiting for the key then get their chance, at worst this much later than
+// they would without handovers. Handovers matter for short holds, where a
+// round trip is a large share of a handoff. A hold longer than the window
+// is always released as usual.
 const handoverWindow = 20 * time.Millisecond
 
 // A handover is the offer of the call holding a queue's turn to take over
 // the lock that holds its key when that lock is released, with a
-// driver.Transferer: [Lock.Release] then transfers the lease to the call
+// driver.Transferer. [Lock.Release] then transfers the lease to the call
 // in one step instead of releasing it.
 type handover struct {
 	qs     *queues
@@ -214,7 +214,7 @@ func (h *handover) deliver(l *Lock) bool {
 // A wait is one Acquire call's wait for its key. It owns the call's place
 // in the key's queue, its subscription to releases, its offer to take over
 // a released lock of its client, and the bookkeeping that paces its
-// retries. Client.acquire makes the attempts; the wait says when to make
+// retries. Client.acquire makes the attempts. The wait says when to make
 // the next one, and whether a failed one ends the call.
 type wait struct {
 	qs     *queues
@@ -256,19 +256,20 @@ const (
 	afterPause             // after the strategy's delay, a release or a handover, whichever comes first
 )
 
-// newWait returns the wait of a call acquiring key with options o, on a
-// driver that announces releases through w (nil if it does not) and, if
-// offers, can transfer leases; closed is closed when the client closes.
+// newWait returns the wait of a call acquiring key with options o. The
+// driver announces releases through w (nil if it does not), and can
+// transfer leases if offers is set. closed is closed when the client
+// closes.
 func (qs *queues) newWait(key string, o *options, w driver.Waiter, offers bool, closed <-chan struct{}, log *slog.Logger) *wait {
 	return &wait{qs: qs, key: key, o: *o, waiter: w, offers: offers, closed: closed, log: log}
 }
 
-// next returns when it is the call's time to make its next attempt, the
-// last having failed with failure (nil before the first): at once for the
-// first, unless other calls of its client wait for the key, behind which
-// it queues; after that, as the pace of its retries says. It returns the
-// lock a Release handed over to the call meanwhile, if any, or Acquire's
-// error if the call gives up.
+// next returns when it is the call's time to make its next attempt.
+// failure is the error of the last attempt, nil before the first. The
+// first attempt comes at once, unless other calls of its client wait for
+// the key. The call then queues behind them. Later attempts come as the
+// pace of its retries says. next returns the lock a Release handed over
+// to the call meanwhile, if any, or Acquire's error if the call gives up.
 func (w *wait) next(ctx context.Context, failure error) (*Lock, error) {
 	if failure != nil {
 		if err := w.failed(ctx, failure); err != nil {
@@ -311,7 +312,7 @@ func (w *wait) failed(ctx context.Context, err error) error {
 	w.pace = afterPause
 	if !errors.Is(err, ErrNotAcquired) {
 		// The backend failed. If this attempt answered a release, try again
-		// soon: nothing will announce that release again.
+		// soon, because nothing will announce that release again.
 		if w.woken || w.failures > 0 {
 			w.failures++
 		}
@@ -355,10 +356,10 @@ func unwrapOp(err error) error {
 }
 
 // awaitTurn waits in the queue for the turn, giving up when ctx is done or
-// the retry strategy would have given up by then (counting the attempts
-// the turn's holder makes meanwhile as this call's own). With the turn, the
-// call tries at once, unless the turn's last holder took the key: then it
-// waits for that lock's release.
+// the retry strategy would have given up by then. It counts the attempts
+// the turn's holder makes meanwhile as this call's own. With the turn, the
+// call tries at once, unless the turn's last holder took the key. In that
+// case the call waits for that lock's release.
 func (w *wait) awaitTurn(ctx context.Context) error {
 	w.place = queued
 	for {
@@ -389,7 +390,7 @@ func (w *wait) awaitTurn(ctx context.Context) error {
 
 // subscribe subscribes the call to releases of its key, if the driver
 // announces them and the call has not yet. Once subscribed, the call tries
-// again at once: a release between its refused attempt and the
+// again at once. A release between its refused attempt and the
 // subscription would otherwise go unheard.
 func (w *wait) subscribe(ctx context.Context) {
 	if w.watch != nil || w.waiter == nil {
@@ -397,8 +398,8 @@ func (w *wait) subscribe(ctx context.Context) {
 	}
 	watch, err := w.waiter.Watch(ctx, w.key)
 	if err != nil {
-		// Try again soon rather than at the strategy's pace, which, where
-		// releases are announced, may be slow; back off while it fails.
+		// Try again soon rather than at the strategy's pace, which may be
+		// slow where releases are announced. Back off while it fails.
 		w.log.DebugContext(ctx, "lock: watch failed; trying again", "key", w.key, "err", err)
 		w.unsubscribed++
 		return
@@ -406,9 +407,9 @@ func (w *wait) subscribe(ctx context.Context) {
 	w.watch, w.unsubscribed, w.pace = watch, 0, atOnce
 }
 
-// pause waits before the call's next attempt: for the strategy's delay,
-// cut short by a release of the key, or, while the call holds the turn on
-// a driver that transfers leases, by a handover.
+// pause waits for the strategy's delay before the call's next attempt. A
+// release of the key cuts the wait short. So does a handover, while the
+// call holds the turn on a driver that transfers leases.
 func (w *wait) pause(ctx context.Context) (*Lock, error) {
 	d, _ := w.o.retry.Delay(w.attempts)
 	if n := max(w.failures, w.unsubscribed); n > 0 {
@@ -434,15 +435,16 @@ func (w *wait) pause(ctx context.Context) (*Lock, error) {
 	return nil, nil
 }
 
-// wokenRetryDelay bounds the wait before the next attempt after n
-// attempts in a row that the backend failed, the first of them made at a
-// release's announcement, or after n failed subscriptions to releases:
-// 10ms, doubling with each failure. A connection that broke while the
-// waiter slept (a server restart, say) fails the first attempt after it,
-// and the release that woke the waiter will not be announced again; a
-// waiter whose subscription failed hears of no release at all. Waiting the
-// strategy's delay, meant for a key found held and, where releases are
-// announced, often long, could leave a free key waiting.
+// wokenRetryDelay bounds the wait before the next attempt in two cases.
+// One is after n attempts in a row that the backend failed, the first of
+// them made at a release's announcement. The other is after n failed
+// subscriptions to releases. The bound is 10ms, doubling with each
+// failure. A connection that broke while the waiter slept (a server
+// restart, say) fails the first attempt after it. The release that woke
+// the waiter will not be announced again. A waiter whose subscription
+// failed hears of no release at all. The strategy's delay is meant for a
+// key found held, and is often long where releases are announced. Waiting
+// that long could leave a free key waiting.
 func wokenRetryDelay(n int) time.Duration {
 	return 10 * time.Millisecond << min(n-1, 16)
 }
@@ -466,7 +468,7 @@ func (w *wait) localReleases() <-chan struct{} {
 }
 
 // sleepOffering is pause for the holder of the turn on a driver that
-// transfers leases: until the timer fires, it also offers to take over
+// transfers leases. Until the timer fires, it also offers to take over
 // the key's lock if this client holds it and releases it.
 func (w *wait) sleepOffering(ctx context.Context, timer <-chan time.Time) (*Lock, error) {
 	h := w.qs.offer(w.q, &w.o)
@@ -484,9 +486,9 @@ func (w *wait) sleepOffering(ctx context.Context, timer <-chan time.Time) (*Lock
 		woken = true
 	}
 	if !h.withdraw() {
-		// A Release is handing its lock over (even if the client is
-		// closing: Close waits for that Release, which then gives the key
-		// back).
+		// A Release is handing its lock over, even if the client is
+		// closing. Close waits for that Release, which then gives the key
+		// back.
 		return w.awaitHandover(ctx, h)
 	}
 	if ctx.Err() != nil {
@@ -529,12 +531,13 @@ func (w *wait) turn() *queue {
 
 // end takes the call out of the key's queue once Acquire returns l (nil if
 // it failed). The holder of the turn passes it on, saying whether it took
-// the key; if it did, releases signalled so far were of earlier locks, and
+// the key. If it did, releases signalled so far were of earlier locks, and
 // the next holder waits for l's.
 func (w *wait) end(l *Lock) {
 	if w.watch != nil {
-		// In the background: a driver may take its time to unsubscribe
-		// (from a hung node, say), and the lock is the caller's now.
+		// Close the watch in the background. A driver may take its time to
+		// unsubscribe (from a hung node, say), and the lock is the
+		// caller's now.
 		go w.watch.Close()
 	}
 	if w.place == first {
@@ -551,8 +554,8 @@ func (w *wait) end(l *Lock) {
 	}
 }
 
-// gaveUp is the error of an Acquire whose context ended while it waited:
-// it matches both the context's error and last, the cause of the last
+// gaveUp is the error of an Acquire whose context ended while it waited.
+// It matches both the context's error and last, the cause of the last
 // attempt.
 func gaveUp(ctx context.Context, key string, last error) error {
 	last = unwrapOp(last)

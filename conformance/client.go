@@ -48,8 +48,8 @@ func (s *suite) close(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	// Close released the lock: the key is free to others at once, in one
-	// attempt.
+	// Close released the lock. So the key is free to others at once, in
+	// one attempt.
 	assertFree(t, ctx, other, k, "its holder's client was closed, which releases it")
 	select {
 	case <-l.Done():
@@ -83,9 +83,9 @@ func (s *suite) close(t *testing.T) {
 }
 
 // closeLetsGo closes a client while it runs Do and holds another lock,
-// and while one of its calls waits for a key: Do's function is cancelled
-// with ErrClosed, the waiting call ends, and both keys are free to another
-// client as soon as Close returns.
+// and while one of its calls waits for a key. Do's function must then be
+// cancelled with ErrClosed, and the waiting call must end. Both keys must
+// be free to another client as soon as Close returns.
 func (s *suite) closeLetsGo(t *testing.T) {
 	ctx := s.ctxFor(t)
 	c, other := s.client(t), s.client(t)
@@ -190,8 +190,9 @@ func (s *suite) doneAtRelease(t *testing.T) {
 	}
 }
 
-// inspect checks Client.Inspect where the driver supports it: the holder's
-// ID, token and time left, and nobody once the lock is released.
+// inspect checks Client.Inspect where the driver supports it. It checks
+// the holder's ID, token and time left, and that nobody holds the key once
+// the lock is released.
 func (s *suite) inspect(t *testing.T) {
 	ctx := s.ctxFor(t)
 	c, other := s.client(t), s.client(t)

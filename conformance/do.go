@@ -67,8 +67,8 @@ func (s *suite) doCancelsOnLoss(t *testing.T) {
 	start := time.Now()
 	err := c.Do(ctx, k, func(fctx context.Context) error {
 		if s.h.Extend {
-			// Lose the lock behind the keeper's back: its next extension
-			// is refused.
+			// Lose the lock behind the keeper's back, so that its next
+			// extension is refused.
 			if err := lock.FromContext(fctx).Release(ctx); err != nil {
 				t.Errorf("Release inside Do: %v", err)
 			}

@@ -1,8 +1,8 @@
-// Package conformance is the test suite every lock driver passes: the
-// promises of package lock, checked through the portable API against a real
-// backend.
+// Package conformance is the test suite every lock driver passes. It
+// checks the promises of package lock through the portable API against a
+// real backend.
 //
-// A driver's test hands [Run] a [Harness], and the suite runs as subtests:
+// A driver's test hands [Run] a [Harness], and the suite runs as subtests.
 //
 //	func TestConformance(t *testing.T) {
 //		conformance.Run(t, conformance.Harness{
@@ -22,9 +22,9 @@
 // The harness asks for a factory of clients that all share one backend,
 // and the driver's answers about its optional capabilities. If it also
 // gives [Harness.NewConn], a raw driver connection, the suite checks the
-// promises the core's own checks hide; if it gives [Harness.Faults], the
+// promises the core's own checks hide. If it gives [Harness.Faults], the
 // suite adds the fault cases of a quorum backend. Every case works on keys
-// of its own, so a backend can be shared with other tests; cases run in
+// of its own, so a backend can be shared with other tests. Cases run in
 // parallel.
 //
 // [History], the checker of mutual exclusion and fencing that the

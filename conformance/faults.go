@@ -17,16 +17,16 @@ type Faults interface {
 	// Nodes returns the number of independent nodes.
 	Nodes() int
 
-	// Kill stops node i as a crash would: its connections are refused.
+	// Kill stops node i as a crash would. Its connections are refused.
 	Kill(t *testing.T, i int)
 
-	// Hang freezes node i (as SIGSTOP would): it accepts connections and
-	// requests but answers none.
+	// Hang freezes node i, as SIGSTOP would. The node accepts connections
+	// and requests but answers none.
 	Hang(t *testing.T, i int)
 
-	// Restart brings node i back and waits until it answers: a killed node
-	// restarts empty, a hung one resumes with its data. Restarting a node
-	// that is up does nothing. The suite resumes hung nodes before it
+	// Restart brings node i back and waits until it answers. A killed node
+	// restarts empty, and a hung one resumes with its data. Restarting a
+	// node that is up does nothing. The suite resumes hung nodes before it
 	// restarts killed ones.
 	Restart(t *testing.T, i int)
 }
@@ -120,10 +120,11 @@ func (s *suite) majority(t *testing.T, fault func(*testing.T, int)) {
 		t.Errorf("Acquire with %d of %d nodes broken = %v, want it to keep trying until its context ends", broken, n, err)
 	}
 
-	// Bring the broken nodes back empty: a hung node may legitimately
-	// still hold what it received before it froze. Then take a minority
-	// of them down again, so that a quorum needs every node that stayed up:
-	// any key the failed attempts left on those makes the acquisition fail.
+	// Bring the broken nodes back empty, because a hung node may
+	// legitimately still hold what it received before it froze. Then take a
+	// minority of them down again, so that a quorum needs every node that
+	// stayed up. Any key the failed attempts left on those makes the
+	// acquisition fail.
 	for i := 0; i < broken; i++ {
 		s.h.Faults.Restart(t, i) // first, so that no node is hung while others restart
 	}
@@ -138,7 +139,7 @@ func (s *suite) majority(t *testing.T, fault func(*testing.T, int)) {
 	}
 	// The last attempt's cleanup goes on in the background once Acquire's
 	// context has ended. Give it the TTL, far less than the minute that a
-	// leftover would live: CI once checked before a cleanup had run.
+	// leftover would live. CI once checked before a cleanup had run.
 	checker := s.client(t)
 	giveUp := time.Now().Add(s.h.TTL)
 	for {
@@ -155,7 +156,7 @@ func (s *suite) majority(t *testing.T, fault func(*testing.T, int)) {
 }
 
 // majorityHungEndsKeptLock hangs a majority of nodes under a lock that
-// KeepAlive keeps: the extensions cannot succeed, and Done must be closed
+// KeepAlive keeps. The extensions cannot succeed, and Done must be closed
 // by the lock's ValidUntil, whatever the hung nodes do.
 func (s *suite) majorityHungEndsKeptLock(t *testing.T) {
 	n := s.h.Faults.Nodes()
@@ -168,7 +169,7 @@ func (s *suite) majorityHungEndsKeptLock(t *testing.T) {
 	s.breakNodes(t, n/2+1, s.h.Faults.Hang)
 	select {
 	case <-done:
-		// The timer fires at ValidUntil; allow for a loaded machine.
+		// The timer fires at ValidUntil. Allow for a loaded machine.
 		if late := time.Since(l.ValidUntil()); late > s.h.TTL/5 {
 			t.Errorf("Done closed %v after ValidUntil with a majority hung", late)
 		}

@@ -17,7 +17,7 @@ func (s *suite) tokensIncrease(t *testing.T) {
 	var last uint64
 	for i := 0; i < 12; i++ {
 		c := clients[i%len(clients)]
-		// Interleave another key: its acquisitions must not matter.
+		// Interleave another key, whose acquisitions must not matter.
 		l2 := mustAcquire(t, ctx, c, k2)
 		l := mustAcquire(t, ctx, c, k)
 		tok, ok := l.Token()

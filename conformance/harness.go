@@ -32,21 +32,22 @@ type Harness struct {
 	Wakeups bool
 
 	// TTL is the short lease the suite uses where it waits for expiry. It
-	// must be well above the backend's round trip; zero means 250ms.
+	// must be well above the backend's round trip. Zero means 250ms.
 	TTL time.Duration
 
 	// NewConn, if set, opens a raw driver connection to the same backend,
 	// which the suite closes. It lets the suite check the promises that the
-	// core's own checks hide from the portable API: that the driver refuses
-	// to extend a lease for a value that does not hold it, and never revives
-	// an expired lease.
+	// core's own checks hide from the portable API. The driver must refuse
+	// to extend a lease for a value that does not hold it, and must never
+	// revive an expired lease.
 	NewConn func(t *testing.T) driver.Conn
 
 	// Faults, if set, lets the suite kill, hang and restart the nodes of a
-	// quorum driver's backend, and adds the fault cases: a broken minority
-	// must neither stop nor slow down acquire and release; a broken majority
-	// must make attempts fail within Harness.TTL with an error that does not
-	// match lock.ErrNotAcquired, leaving nothing held on the other nodes.
+	// quorum driver's backend, and adds the fault cases. A broken minority
+	// must neither stop nor slow down acquire and release. A broken
+	// majority must make attempts fail within Harness.TTL with an error
+	// that does not match lock.ErrNotAcquired. Those attempts must leave
+	// nothing held on the other nodes.
 	Faults Faults
 
 	// Misconfigured, if set, opens a client on the same backend whose
@@ -66,8 +67,8 @@ func Run(t *testing.T, h Harness) {
 		h.TTL = 250 * time.Millisecond
 	}
 	s := &suite{h: h}
-	// Fault cases break the shared backend: they run first, one at a time,
-	// while the parallel cases wait for Run to return.
+	// Fault cases break the shared backend. So they run first, one at a
+	// time, while the parallel cases wait for Run to return.
 	for _, c := range s.faultCases() {
 		t.Run(c.name, c.run)
 	}
@@ -119,8 +120,8 @@ type testCase struct {
 // instead of hanging the suite.
 const timeout = 20 * time.Second
 
-// limit bounds each case: timeout, or 40 TTLs for a backend slow enough to
-// need a long TTL.
+// limit bounds each case. The bound is timeout, or 40 TTLs for a backend
+// slow enough to need a long TTL.
 func (s *suite) limit() time.Duration { return max(timeout, 40*s.h.TTL) }
 
 // client returns a new client that is closed when the test ends.
@@ -133,7 +134,7 @@ func (s *suite) client(t *testing.T) *lock.Client {
 	t.Cleanup(func() { c.Close() })
 	c.SetLogger(slog.New(slog.NewTextHandler(t.Output(), nil)))
 	// Connect now, so that no case's timing includes a first connection.
-	// This is a readiness check, not a test: a loaded machine may need a
+	// This is a readiness check, not a test. A loaded machine may need a
 	// few tries.
 	ctx, cancel := context.WithTimeout(t.Context(), s.limit())
 	defer cancel()

@@ -12,8 +12,8 @@ import (
 )
 
 // Hold is one holding of a lock, as seen by its holder on this process's
-// monotonic clock: from the moment Acquire returned to the earlier of the
-// moment Release was called and the lock's validity.
+// monotonic clock. It runs from the moment Acquire returned to the earlier
+// of the moment Release was called and the lock's validity.
 type Hold struct {
 	Key      string
 	From, To time.Time
@@ -22,10 +22,11 @@ type Hold struct {
 }
 
 // History collects holdings from any number of goroutines and checks them
-// for the two properties a single process can see: mutual exclusion (no two
-// holdings of one key overlap) and fencing (tokens of one key strictly
-// increase in the order the holdings began). The zero History is ready to
-// use; it is safe for concurrent use.
+// for the two properties a single process can see. One is mutual
+// exclusion, where no two holdings of one key overlap. The other is
+// fencing, where tokens of one key strictly increase in the order the
+// holdings began. The zero History is ready to use. It is safe for
+// concurrent use.
 type History struct {
 	mu    sync.Mutex
 	holds []Hold
@@ -39,8 +40,9 @@ func (h *History) Add(hold Hold) {
 }
 
 // Hold records the holding of l that ends now, as its holder is about to
-// release it: from acquired (when Acquire returned) to the earlier of now
-// and l's validity. Call it before Release, which moves the validity.
+// release it. The holding runs from acquired (when Acquire returned) to
+// the earlier of now and l's validity. Call Hold before Release, which
+// moves the validity.
 func (h *History) Hold(l *lock.Lock, acquired time.Time) {
 	end := time.Now()
 	if vu := l.ValidUntil(); vu.Before(end) {

@@ -121,7 +121,7 @@ func (s *suite) expiry(t *testing.T) {
 	k := key(t, "")
 	l := mustAcquire(t, ctx, a, k, lock.WithTTL(s.h.TTL))
 	assertHeld(t, ctx, b, k, "its holder has just taken it")
-	// a vanishes: it neither releases nor extends.
+	// a vanishes. It neither releases nor extends.
 	wctx, cancel := context.WithTimeout(ctx, s.h.TTL*8)
 	defer cancel()
 	l2, err := b.Acquire(wctx, k, lock.WithRetry(lock.FixedDelay(s.h.TTL/10)))

@@ -23,8 +23,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Processes describes a run of [RunProcesses]: worker processes contending
-// for keys while a nemesis breaks the backend and pauses holders.
+// Processes describes a run of [RunProcesses]. In a run, worker processes
+// contend for keys while a nemesis breaks the backend and pauses holders.
 type Processes struct {
 	// Open opens a client in a worker process. Required.
 	Open func(t testing.TB) *lock.Client
@@ -35,27 +35,28 @@ type Processes struct {
 	TTL      time.Duration // of every lock; default 2s
 	Fenced   bool          // the driver issues fencing tokens: check their order
 
-	// Faults, if not nil, is what the nemesis breaks: it hangs and kills
-	// minorities of nodes (and majorities, with Majority), restarting a
+	// Faults, if not nil, is what the nemesis breaks. It hangs and kills
+	// minorities of nodes (and majorities, with Majority). It restarts a
 	// killed node only after a TTL, as Redlock requires.
 	Faults   Faults
 	Majority bool
 
 	// PauseHolders lets the nemesis stop a worker process (SIGSTOP) for
-	// 1.5 TTLs, then resume it: a holder paused past its TTL.
+	// 1.5 TTLs, then resume it. That makes a holder paused past its TTL.
 	PauseHolders bool
 
-	// Actions are more faults for the nemesis to choose from, by name: each
+	// Actions are more faults for the nemesis to choose from, by name. Each
 	// breaks something (slows a link, resets connections) and mends it
 	// before it returns. They run on the test's goroutine.
 	Actions map[string]func(t *testing.T)
 
 	// Leftovers, if not nil, counts the locks the backend still holds on
-	// the run's keys (keys, rows with a live lease, nodes; not what a
-	// driver keeps by design, such as a key's fencing counter). It is
-	// called once the workers have ended, when every lock was released or
-	// given up; if anything is left then, it is called again a TTL and a
-	// half later, when nothing may be (see ProcessReport.LeftAfterTTL).
+	// the run's keys. Those are keys, rows with a live lease, or nodes, but
+	// not what a driver keeps by design, such as a key's fencing counter.
+	// Leftovers is called once the workers have ended, when every lock was
+	// released or given up. If anything is left then, it is called again a
+	// TTL and a half later, when nothing may be (see
+	// ProcessReport.LeftAfterTTL).
 	Leftovers func(t *testing.T) int
 }
 
@@ -91,8 +92,9 @@ const (
 	envWorkerDir    = "DISTLOCK_CONFORMANCE_DIR"    // where it writes its records, and the registers are
 	envWorkerConfig = "DISTLOCK_CONFORMANCE_CONFIG" // its workerConfig, as JSON
 	envWorkerName   = "DISTLOCK_CONFORMANCE_NAME"   // SharedName's
-	// EnvWorkerOf is set in every worker process; testenv.Main does not
-	// take the servers' locks when it is, since the parent test holds them.
+	// EnvWorkerOf is set in every worker process. testenv.Main does not
+	// take the servers' locks when it is set, since the parent test holds
+	// them.
 	EnvWorkerOf = "DISTLOCK_WORKER_OF"
 )
 
@@ -100,10 +102,10 @@ const (
 var sharedName string
 
 // Shared returns value in the parent test, and passes it to the worker
-// processes of its next RunProcesses, where Shared returns the parent's
-// value whatever it is given: for what they must agree on that only the
-// parent knows (a proxy's address, a random name). Call it once per run,
-// before RunProcesses.
+// processes of its next RunProcesses. There Shared returns the parent's
+// value, whatever it is given. It is for what they must agree on that only
+// the parent knows (a proxy's address, a random name). Call it once per
+// run, before RunProcesses.
 func Shared(value string) string {
 	if InWorker() {
 		return os.Getenv(envWorkerName)
@@ -112,14 +114,14 @@ func Shared(value string) string {
 	return value
 }
 
-// SharedName is Shared of prefix and random hex digits: a name for what
-// the parent and its workers share (a table, a key prefix).
+// SharedName is Shared of prefix and random hex digits. It names what the
+// parent and its workers share (a table, a key prefix).
 func SharedName(prefix string) string {
 	return Shared(prefix + strconv.FormatUint(rand.Uint64()&0xffffffffff, 16))
 }
 
-// InWorker reports whether the process is a worker of RunProcesses: the
-// test that calls RunProcesses runs again in each, up to that call.
+// InWorker reports whether the process is a worker of RunProcesses. The
+// test that calls RunProcesses runs again in each worker, up to that call.
 func InWorker() bool { return os.Getenv(envWorker) != "" }
 
 // record is one worker's line for one holding, or a failed attempt. Times
@@ -139,13 +141,13 @@ type record struct {
 	Expired bool `json:"expired,omitempty"` // the lock's validity had passed when Acquire returned it
 }
 
-// monoBase relates this process's time.Time readings to CLOCK_MONOTONIC:
-// a reading of it, taken at monoAt. The two readings cannot be taken at
-// once, and a process descheduled between them (on a loaded machine, for
-// milliseconds) would shift all its times by that much against the other
-// processes': so of 200 tries it keeps the one whose time.Now readings
-// before and after bracket the clock's reading most tightly, and takes
-// their middle.
+// monoBase relates this process's time.Time readings to CLOCK_MONOTONIC.
+// It is a reading of that clock, taken at monoAt. The two readings cannot
+// be taken at once. A process descheduled between them (on a loaded
+// machine, for milliseconds) would shift all its times by that much
+// against the other processes'. So of 200 tries, it keeps the one whose
+// time.Now readings before and after bracket the clock's reading most
+// tightly, and takes their middle.
 var monoBase, monoAt = func() (int64, time.Time) {
 	var (
 		best    int64
@@ -171,14 +173,15 @@ func mono(t time.Time) int64 { return monoBase + int64(t.Sub(monoAt)) }
 
 // RunProcesses runs p.Workers copies of the calling test's binary as
 // worker processes, each opening a client with p.Open and contending for
-// p.Keys keys for p.Duration: every holding reads a register (a file per
-// key), pauses up to a millisecond, and writes it back incremented with
-// its token, if its validity has more than a tenth of the TTL left. The
-// register refuses a token older than its own (a paused holder's), and a
-// write lost to a concurrent holder shows as a count below the writes.
-// Meanwhile the nemesis breaks p.Faults's nodes and pauses workers on a
-// random schedule, and mends all before the end. It returns what the
-// records show; the caller decides what must hold (see ProcessReport).
+// p.Keys keys for p.Duration. Every holding reads a register (a file per
+// key) and pauses up to a millisecond. If its validity has more than a
+// tenth of the TTL left, it then writes the register back incremented,
+// with its token. The register refuses a token older than its own (a
+// paused holder's). A write lost to a concurrent holder shows as a count
+// below the writes. Meanwhile the nemesis breaks p.Faults's nodes and
+// pauses workers on a random schedule, and mends all before the end.
+// RunProcesses returns what the records show. The caller decides what
+// must hold (see ProcessReport).
 //
 // In a worker process (the same test, run again by RunProcesses), it runs
 // the worker and exits the process.
@@ -284,7 +287,7 @@ func (r ProcessReport) String() string {
 		r.Overlaps, r.Regressions, r.ExpiredAtReturn, r.Writes, r.LostWrites, r.StaleRefused, r.LongestUnavailable.Round(time.Millisecond), left)
 }
 
-// runWorker is a worker process's life: contend until the deadline,
+// runWorker is a worker process's life. It contends until the deadline,
 // recording every holding and failure.
 func runWorker(t *testing.T, p Processes, idx string) {
 	i, _ := strconv.Atoi(idx)
@@ -332,16 +335,18 @@ func runWorker(t *testing.T, p Processes, idx string) {
 	}
 }
 
-// registerState is a register's file: the count of writes it took and the
-// newest token it saw.
+// registerState is a register's file. It holds the count of writes the
+// register took and the newest token it saw.
 type registerState struct {
 	Count int    `json:"count"`
 	Token uint64 `json:"token"`
 }
 
 // writeRegister reads key's register, pauses, and writes it back
-// incremented under l's token if l's validity has more than margin left:
-// "ok"; "stale" if the register has seen a newer token; "" if not written.
+// incremented under l's token if l's validity has more than margin left.
+// It returns "ok" for such a write, and "late" for one that ended past the
+// validity. It returns "stale" if the register has seen a newer token, and
+// "" if it did not write.
 func writeRegister(dir, key string, l *lock.Lock, margin, pause time.Duration) string {
 	path := filepath.Join(dir, "register-"+strings.ReplaceAll(key, "/", "_"))
 	var st registerState
@@ -351,8 +356,8 @@ func writeRegister(dir, key string, l *lock.Lock, margin, pause time.Duration) s
 	time.Sleep(pause)
 	tok, _ := l.Token()
 	// The token check and the write are one step (an flock), as a fencing
-	// guard's; the read above is not in it, so that two holders at once
-	// lose a write.
+	// guard's are. The read above is not in that step, so that two holders
+	// at once lose a write.
 	lf, err := os.OpenFile(path+".lock", os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return ""
@@ -378,9 +383,10 @@ func writeRegister(dir, key string, l *lock.Lock, margin, pause time.Duration) s
 		return ""
 	}
 	if time.Now().After(l.ValidUntil()) {
-		// Paused between the check and the write, past the validity: the
-		// write may have come after another holder's read, which then
-		// overwrites it. That is a late write, not the lock's failure.
+		// The worker was paused between the check and the write, past the
+		// validity. The write may have come after another holder's read,
+		// which then overwrites it. That is a late write, not the lock's
+		// failure.
 		return "late"
 	}
 	return "ok"
@@ -461,11 +467,11 @@ func nemesis(t *testing.T, p Processes, dir string, workers []*exec.Cmd, stop ti
 	}
 }
 
-// holder returns a worker that holds a lock, looking until deadline (a
-// worker holds for a moment at a time, and on a busy machine the look may
-// come between two holds: a pause of a worker that holds nothing tests
-// nothing, and an unsafe variant's check could miss its violations), and
-// a random worker if none did.
+// holder returns a worker that holds a lock, looking until deadline, and
+// a random worker if none did. A worker holds for a moment at a time, and
+// on a busy machine the look may come between two holds. A pause of a
+// worker that holds nothing tests nothing, and an unsafe variant's check
+// could miss its violations.
 func holder(dir string, workers []*exec.Cmd, rng *rand.Rand, deadline time.Time) *exec.Cmd {
 	for {
 		for _, j := range rng.Perm(len(workers)) {
@@ -507,9 +513,9 @@ func check(t *testing.T, p Processes, dir string, rep *ProcessReport) {
 			}
 			starts = append(starts, r.From)
 			if r.To <= r.From {
-				// Paused between Acquire's return and its first look at
-				// the clock, past the validity: it never held the lock
-				// in a moment it could see.
+				// The worker was paused between Acquire's return and its
+				// first look at the clock, past the validity. It never
+				// held the lock in a moment it could see.
 				continue
 			}
 			h.Add(Hold{Key: r.Key, From: time.Unix(0, r.From), To: time.Unix(0, r.To), Token: fencing.Token(r.Token), Fenced: r.Fenced})
@@ -553,9 +559,9 @@ func tailOf(b []byte, n int) string {
 	return string(b)
 }
 
-// RequireSafe fails t unless rep shows a safe lock: workers that finished,
-// acquisitions made, no overlap, token regression or lost write, and no
-// lock left behind a TTL after the run.
+// RequireSafe fails t unless rep shows a safe lock. A safe lock has
+// workers that finished and acquisitions made. It has no overlap, token
+// regression or lost write, and no lock left behind a TTL after the run.
 func RequireSafe(t *testing.T, rep ProcessReport) {
 	t.Helper()
 	if len(rep.WorkerErrors) > 0 {
@@ -588,8 +594,8 @@ func RequireCaught(t *testing.T, rep ProcessReport) {
 }
 
 // SoakDuration returns the duration of a soak run, from DISTLOCK_SOAK (for
-// instance 5m), or short when it is unset: fault runs are short in
-// make test and CI, and long only when asked for.
+// instance 5m), or short when it is unset. Fault runs are short in make
+// test and CI, and long only when asked for.
 func SoakDuration(short time.Duration) time.Duration {
 	if s := os.Getenv("DISTLOCK_SOAK"); s != "" {
 		if d, err := time.ParseDuration(s); err == nil && d > 0 {

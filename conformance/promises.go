@@ -30,8 +30,8 @@ func (s *suite) minorityHungContention(t *testing.T) {
 	clients := []*lock.Client{shared, shared, shared, shared, s.client(t), s.client(t), s.client(t), s.client(t)}
 	healthy := Handoffs(t, clients, k, 2*s.h.TTL, time.Second, s.h.Fencing)
 	s.breakNodes(t, (n-1)/2, s.h.Faults.Hang)
-	// A backend whose leader hung elects another first (ZooKeeper, etcd):
-	// the handoffs are measured once it grants again. The acquisition that
+	// A backend whose leader hung (ZooKeeper, etcd) elects another first.
+	// The handoffs are measured once it grants again. The acquisition that
 	// waits for that is checked like the others.
 	ctx := s.ctxFor(t)
 	l, err := shared.Acquire(ctx, k, lock.WithTTL(2*s.h.TTL))
@@ -108,7 +108,7 @@ func Handoffs(t *testing.T, clients []*lock.Client, k string, ttl, d time.Durati
 }
 
 // majorityHungCancelsDo hangs a majority of nodes while Do's function
-// runs: the function's context must be cancelled by the lock's
+// runs. The function's context must be cancelled by the lock's
 // ValidUntil, give or take max(25ms, TTL/10), whatever the extensions and
 // the release do against the hung nodes.
 func (s *suite) majorityHungCancelsDo(t *testing.T) {

@@ -11,12 +11,12 @@ import (
 	"github.com/distlock/lock/driver"
 )
 
-// ShortLease returns a deliberately unsafe connector over c: its
-// connections ask the backend for a lease of a TTL divided by shrink, while
-// the client believes the TTL it asked for, as a driver that got its
+// ShortLease returns a deliberately unsafe connector over c. Its
+// connections ask the backend for a lease of a TTL divided by shrink,
+// while the client believes the TTL it asked for, as a driver that got its
 // units wrong would. It is for showing that a checker (RunProcesses, the
-// suite) catches an unsafe driver under the same faults as the safe ones:
-// a holder paused past the short lease overlaps the next.
+// suite) catches an unsafe driver under the same faults as the safe ones.
+// A holder paused past the short lease overlaps the next.
 func ShortLease(c driver.Connector, shrink int) driver.Connector {
 	return wrapped{c, func(cn driver.Conn) driver.Conn { return shortConn{cn, time.Duration(max(shrink, 1))} }}
 }
@@ -52,7 +52,7 @@ func (s shortConn) Extend(ctx context.Context, key, value string, ttl time.Durat
 	return e.Extend(ctx, key, value, max(ttl/s.shrink, 10*time.Millisecond))
 }
 
-// Leaky returns a deliberately leaky connector over c: its connections ask
+// Leaky returns a deliberately leaky connector over c. Its connections ask
 // the backend for a lease of a TTL times grow and never release one (a
 // release reports success and sends nothing), as a driver whose release
 // went to the wrong key would. It is for showing that RunProcesses's
@@ -72,9 +72,9 @@ func (l leakyConn) Acquire(ctx context.Context, key, value string, ttl time.Dura
 
 func (leakyConn) Release(context.Context, string, string) error { return nil }
 
-// RequireLeftoversSeen shows that leftovers counts what it should: it runs
+// RequireLeftoversSeen shows that leftovers counts what it should. It runs
 // two worker processes briefly on connect's connector made Leaky (leases
-// of ten TTLs, never released), and fails t unless leftovers still counts
+// of ten TTLs, never released). It fails t unless leftovers still counts
 // locks a TTL and a half after the run. A count that sees nothing checks
 // nothing. Call it in a test of its own (or a subtest), since
 // RunProcesses reruns the calling test in its workers.

@@ -15,7 +15,7 @@ func (s *suite) acquireWaits(t *testing.T) {
 	k := key(t, "")
 	l := mustAcquire(t, ctx, a, k, lock.WithTTL(time.Minute))
 	hold := s.h.TTL / 2
-	// With wake-ups, a waiter must not need to poll: make polls rare.
+	// With wake-ups, a waiter must not need to poll, so make polls rare.
 	poll := lock.FixedDelay(s.h.TTL / 10)
 	if s.h.Wakeups {
 		poll = lock.FixedDelay(time.Minute)

@@ -1,34 +1,36 @@
 // Package driver defines the interfaces a lock backend implements to plug into
 // package [github.com/distlock/lock].
 //
-// Most code should use package lock instead: it owns everything that is the
-// same for every backend (random values, the validity clock, retries,
-// auto-extension, validation, counters) and drivers are used through it, the
+// Most code should use package lock instead. It owns everything that is
+// the same for every backend (random values, the validity clock, retries,
+// auto-extension, validation, counters). Drivers are used through it, the
 // way database/sql uses database/sql/driver.
 //
 // A driver speaks one backend's protocol and makes one attempt per call.
-// It never waits for a held key to be released, and never judges validity on
-// the client's clock: the core does all of that. The core calls a driver's
-// methods concurrently from many goroutines; every method must be safe for
-// concurrent use.
+// It never waits for a held key to be released, and never judges validity
+// on the client's clock. The core does all of that. The core calls a
+// driver's methods concurrently from many goroutines, so every method must
+// be safe for concurrent use.
 //
-// A driver does not retry an operation: the core decides what comes next.
-// Within one call, a driver may re-send a request in two cases only. The
-// request provably never reached a server: the dial failed, the connection
-// was refused, or the client library reports it unsent. Or sending it again
-// cannot change the outcome: a read, or a write whose first sending the
-// driver checked first (ZooKeeper's driver looks for the node a lost create
-// may have made before it creates again).
+// A driver does not retry an operation. The core decides what comes next.
+// Within one call, a driver may re-send a request in two cases only. In
+// the first, the request provably never reached a server. The dial
+// failed, the connection was refused, or the client library reports it
+// unsent. In the second, sending it again cannot change the outcome. That
+// holds for a read, and for a write whose first sending the driver checked
+// first. For example, ZooKeeper's driver looks for the node a lost create
+// may have made before it creates again.
 //
 // Optional capabilities are separate interfaces. A [Conn] may implement
-// [Extender], [LeaseConn], [Waiter], [Transferer], [Pinger], [Inspector] and
-// [Dropper]; a [Driver] may implement [DialerDriver]. The core discovers
-// them by type assertion and documents what it does without them.
+// [Extender], [LeaseConn], [Waiter], [Transferer], [Pinger], [Inspector]
+// and [Dropper]. A [Driver] may implement [DialerDriver]. The core
+// discovers them by type assertion and documents what it does without
+// them.
 //
-// Keys and values handed to a driver have been validated by the core: a key is
-// 1 to 512 bytes of valid UTF-8 without NUL bytes, and a value is a string of
-// at most 64 printable ASCII characters (letters, digits, '-' and '_'), unique
-// to one acquisition.
+// Keys and values handed to a driver have been validated by the core. A
+// key is 1 to 512 bytes of valid UTF-8 without NUL bytes. A value is a
+// string of at most 64 printable ASCII characters (letters, digits, '-'
+// and '_'), unique to one acquisition.
 package driver
 
 import (
@@ -50,19 +52,21 @@ var ErrHeld = errors.New("key is held by another holder")
 // only then. Drivers may wrap it.
 var ErrNotHeld = errors.New("key is not held by this value")
 
-// ErrMisconfigured marks a failure that retrying cannot fix: the backend
-// refused the credentials or the identity, a TLS handshake failed on a
-// certificate or a protocol mismatch, or a host name does not resolve.
+// ErrMisconfigured marks a failure that retrying cannot fix. Examples are
+// credentials or an identity that the backend refused, a TLS handshake
+// that failed on a certificate or a protocol mismatch, or a host name that
+// does not resolve.
 // Drivers wrap it around the backend's error, with
 // fmt.Errorf("%w: %w", driver.ErrMisconfigured, err) for instance. The
 // core then ends the call at once instead of retrying. A driver that cannot
-// tell such a failure apart may leave it unmarked: the core recognizes the
+// tell such a failure apart may leave it unmarked. The core recognizes the
 // standard library's DNS and certificate errors itself.
 var ErrMisconfigured = errors.New("misconfigured, so retrying cannot help")
 
 // ErrUnavailable marks a failure to reach the backend that retrying may
-// fix: connections refused, a server that did not answer within the
-// driver's request timeout, a quorum of nodes that could not be reached.
+// fix. Examples are refused connections, a server that did not answer
+// within the driver's request timeout, and a quorum of nodes that could
+// not be reached.
 // Drivers wrap it around the backend's error. A waiting acquisition keeps
 // trying through such failures for a bounded time only (see the core's
 // MaxUnavailable). The core recognizes refused connections by itself.
@@ -71,24 +75,24 @@ var ErrUnavailable = errors.New("backend unavailable")
 // Driver is the interface a lock backend registers with lock.Register.
 //
 // Unlike database/sql/driver, which keeps Driver.Open for drivers written
-// before connectors existed, a driver here has one way in: every lock.Open
-// goes through OpenConnector, so a malformed DSN is reported at once and a
-// driver has one code path to test.
+// before connectors existed, a driver here has one way in. Every lock.Open
+// goes through OpenConnector. So a malformed DSN is reported at once, and
+// a driver has one code path to test.
 type Driver interface {
 	// OpenConnector parses dsn and returns a Connector for it. It must not
-	// contact the backend: lock.Open never does.
+	// contact the backend, because lock.Open never does.
 	OpenConnector(dsn string) (Connector, error)
 }
 
 // Connector is a parsed, fixed configuration of a driver that can open
-// connections. A Connector is what lock.OpenConnector takes; drivers' own
+// connections. A Connector is what lock.OpenConnector takes. Drivers' own
 // constructors (for example ones taking an existing client of the backend)
 // return one.
 type Connector interface {
-	// Connect returns a connection to the backend. The core calls it lazily,
-	// once per lock.Client, at the first operation that needs it; if it fails
-	// the core calls it again at the next operation. The context bounds the
-	// call only, not the connection's life.
+	// Connect returns a connection to the backend. The core calls it
+	// lazily, once per lock.Client, at the first operation that needs it.
+	// If it fails, the core calls it again at the next operation. The
+	// context bounds the call only, not the connection's life.
 	Connect(ctx context.Context) (Conn, error)
 }
 
@@ -108,9 +112,10 @@ type Lease struct {
 	State any
 
 	// Lost, if not nil, is closed by the driver when it learns that this
-	// grant is lost: a session expired, a lease was revoked. The core then
-	// ends the lock at once, as known lost. Without it, the core learns of
-	// a loss at the next extension, or when the validity runs out.
+	// grant is lost, for example because a session expired or a lease was
+	// revoked. The core then ends the lock at once, as known lost. Without
+	// it, the core learns of a loss at the next extension, or when the
+	// validity runs out.
 	Lost <-chan struct{}
 }
 
@@ -119,20 +124,20 @@ type Lease struct {
 type Conn interface {
 	// Acquire makes one attempt to set key to value with a lease of ttl. If
 	// the key is held by another value it returns an error matching ErrHeld.
-	// The lease must start no earlier than the call: the core computes
-	// validity from a clock reading taken before calling Acquire.
+	// The lease must start no earlier than the call, because the core
+	// computes validity from a clock reading taken before calling Acquire.
 	//
 	// If Acquire returns an error other than ErrHeld, the core assumes the
-	// key may have been set anyway (a reply lost on the network) and calls
-	// Release with the same value, so a driver need not clean up after
-	// itself on error; a quorum driver still cleans up the nodes it locked
-	// when it fails. The core skips that Release when the error matches
-	// ErrMisconfigured, or when every connection was refused: then no
-	// request reached a server.
+	// key may have been set anyway (a reply lost on the network). It then
+	// calls Release with the same value, so a driver need not clean up
+	// after itself on error. A quorum driver still cleans up the nodes it
+	// locked when it fails. The core skips that Release when the error
+	// matches ErrMisconfigured, or when every connection was refused. In
+	// those cases no request reached a server.
 	Acquire(ctx context.Context, key, value string, ttl time.Duration) (Lease, error)
 
-	// Release deletes key if, and only if, it is held by value; otherwise it
-	// returns an error matching ErrNotHeld and changes nothing.
+	// Release deletes key if, and only if, it is held by value. Otherwise
+	// it returns an error matching ErrNotHeld and changes nothing.
 	Release(ctx context.Context, key, value string) error
 
 	// Close releases the connection's resources. Locks still held expire by
@@ -145,10 +150,10 @@ type Conn interface {
 // lock.Client.Do cancels its function's context when the first lease runs
 // out.
 type Extender interface {
-	// Extend resets the lease of key to ttl from now if, and only if, key is
-	// held by value; otherwise it returns an error matching ErrNotHeld and
-	// changes nothing. An expired lease must never be revived, even if no
-	// one else took the key in the meantime.
+	// Extend resets the lease of key to ttl from now if, and only if, key
+	// is held by value. Otherwise it returns an error matching ErrNotHeld
+	// and changes nothing. An expired lease must never be revived, even if
+	// no one else took the key in the meantime.
 	Extend(ctx context.Context, key, value string, ttl time.Duration) error
 }
 
@@ -169,18 +174,18 @@ type LeaseConn interface {
 }
 
 // Transferer is implemented by a [Conn] that can pass a held lease straight
-// to a new acquisition in one step. The core uses it when a lock is released
-// while another call of the same client waits for the key: the key goes to
-// the waiting call without being released and taken again, which spares a
-// round trip per handoff. Without it, the lock is released and the waiting
-// call tries at once.
+// to a new acquisition in one step. The core uses it when a lock is
+// released while another call of the same client waits for the key. The
+// key goes to the waiting call without being released and taken again,
+// which spares a round trip per handoff. Without it, the lock is released
+// and the waiting call tries at once.
 type Transferer interface {
-	// Transfer makes next the holder of key for ttl from now, with a new
-	// lease (and, where the driver issues them, a fencing token greater than
-	// any before), if, and only if, value holds key; otherwise it returns an
-	// error matching ErrNotHeld and changes nothing. The key is never free
-	// in between, so the transfer is not announced as a release. An expired
-	// lease must never be transferred.
+	// Transfer makes next the holder of key for ttl from now if, and only
+	// if, value holds key. next gets a new lease and, where the driver
+	// issues them, a fencing token greater than any before. Otherwise
+	// Transfer returns an error matching ErrNotHeld and changes nothing.
+	// The key is never free in between, so the transfer is not announced
+	// as a release. An expired lease must never be transferred.
 	Transfer(ctx context.Context, key, value, next string, ttl time.Duration) (Lease, error)
 }
 
@@ -192,7 +197,7 @@ type Waiter interface {
 	// Watch subscribes to releases of key. It returns once the subscription
 	// is in place, so that a release that happens after Watch returns is not
 	// missed. For a backend of several nodes, "in place" means on every
-	// node that is answering (or on a quorum, once a short timer runs out):
+	// node that is answering, or on a quorum once a short timer runs out.
 	// Watch never waits for a node that stopped answering. ctx bounds the
 	// subscription call only.
 	Watch(ctx context.Context, key string) (Watch, error)
@@ -203,7 +208,7 @@ type Waiter interface {
 type Watch interface {
 	// Released returns a channel that receives a value after key may have
 	// been released. Wake-ups may be spurious, and several releases may be
-	// reported as one; the channel is never closed.
+	// reported as one. The channel is never closed.
 	Released() <-chan struct{}
 
 	// Close ends the subscription. The core calls it in the background,
@@ -228,10 +233,10 @@ type Inspector interface {
 }
 
 // Dropper is implemented by a [Conn] whose DSN names a namespace of its
-// own: a table, a collection, a key prefix, a chroot, a bucket. Tests and
-// tools that work in a scratch namespace drop it when they end. Without
-// it, what they leave stays until its TTL runs out, and the namespace
-// stays.
+// own, such as a table, a collection, a key prefix, a chroot or a bucket.
+// Tests and tools that work in a scratch namespace drop it when they end.
+// Without it, what they leave stays until its TTL runs out, and the
+// namespace stays.
 type Dropper interface {
 	// Drop deletes the namespace and every key in it, held or not. Locks
 	// on it are lost. It is for scratch namespaces only.

@@ -7,11 +7,12 @@ import (
 )
 
 // IsMisconfigured reports whether err holds one of the standard library's
-// errors that retrying cannot fix: a host name that does not resolve, or a
-// TLS handshake that failed on a certificate or on a protocol mismatch.
-// The core marks such errors as [ErrMisconfigured] itself; a driver uses it
-// where it must tell them apart before the core sees them (to skip cleaning
-// up on a node that was never reached, say).
+// errors that retrying cannot fix. Those are a host name that does not
+// resolve, and a TLS handshake that failed on a certificate or on a
+// protocol mismatch. The core marks such errors as [ErrMisconfigured]
+// itself. A driver uses IsMisconfigured where it must tell them apart
+// before the core sees them, to skip cleaning up on a node that was never
+// reached, say.
 func IsMisconfigured(err error) bool {
 	var (
 		dns    *net.DNSError

@@ -9,7 +9,7 @@ import (
 )
 
 // ErrStale is matched by the error of a guard that refused a token because
-// a newer one had been admitted for the resource: the holder's lock has
+// a newer one had been admitted for the resource. The holder's lock has
 // since been granted to someone else. The error is a [*StaleError].
 var ErrStale = errors.New("stale fencing token")
 
@@ -35,31 +35,32 @@ func (e *StaleError) Error() string {
 // Is reports whether target is [ErrStale].
 func (e *StaleError) Is(target error) bool { return target == ErrStale }
 
-// A Guard protects writes to resources: it lets a write through only with
-// a token no older than the newest it admitted for the resource, so that a
+// A Guard protects writes to resources. It lets a write through only with
+// a token no older than the newest it admitted for the resource. So a
 // holder whose lock ran out (and was granted to someone else, with a newer
 // token) cannot overwrite the newer holder's work. Equal tokens are
-// admitted: a holder may write several times under one lock.
+// admitted, so that a holder may write several times under one lock.
 //
-// The check and the write are one atomic step: no write with an older
-// token can land between them. [MemoryGuard] implements Guard in memory,
-// and fencing/pgguard in PostgreSQL (the write runs in the check's
-// transaction). fencing/redisguard checks in Redis, where a Go function
-// cannot join a script: it does not implement Guard, but carries the
-// write (SET, HSET) in the checking script instead.
+// The check and the write are one atomic step. No write with an older
+// token can land between them. [MemoryGuard] implements Guard in memory.
+// fencing/pgguard implements it in PostgreSQL, where the write runs in the
+// check's transaction. fencing/redisguard checks in Redis, where a Go
+// function cannot join a script. So it does not implement Guard, but
+// carries the write (SET, HSET) in the checking script instead.
 type Guard interface {
 	// Do runs write if token is no older than the newest token admitted for
-	// resource, and, if write returns nil, makes token the newest. If token
-	// is older it returns a [*StaleError] and does not call write; if it is
-	// zero, an error matching [ErrNoToken]. Otherwise it returns write's
-	// error, and an error of write leaves the newest token as it was.
+	// resource. If write returns nil, Do makes token the newest. If token
+	// is older, Do returns a [*StaleError] and does not call write. If
+	// token is zero, Do returns an error matching [ErrNoToken]. Otherwise
+	// it returns write's error, and an error of write leaves the newest
+	// token as it was.
 	Do(ctx context.Context, resource string, token Token, write func(context.Context) error) error
 }
 
 // MemoryGuard is a [Guard] for resources that live in this process. Its
-// zero value is ready to use, and it is safe for concurrent use: writes to
-// one resource run one at a time, writes to different resources at once. It
-// remembers the newest token of every resource it has seen.
+// zero value is ready to use, and it is safe for concurrent use. Writes to
+// one resource run one at a time, and writes to different resources run at
+// once. It remembers the newest token of every resource it has seen.
 type MemoryGuard struct {
 	mu        sync.Mutex
 	resources map[string]*memoryResource
@@ -90,8 +91,8 @@ func (g *MemoryGuard) resource(name string) *memoryResource {
 	return r
 }
 
-// Do runs write under the resource's mutex if token is admitted; see
-// [Guard].
+// Do runs write under the resource's mutex if token is admitted (see
+// [Guard]).
 func (g *MemoryGuard) Do(ctx context.Context, resource string, token Token, write func(context.Context) error) error {
 	if token.IsZero() {
 		return fmt.Errorf("fencing: %w for %q", ErrNoToken, resource)
@@ -112,7 +113,8 @@ func (g *MemoryGuard) Do(ctx context.Context, resource string, token Token, writ
 }
 
 // Admit makes token the newest admitted for resource, unless a newer one
-// was admitted: then it returns a [*StaleError]. It is Do without a write.
+// was admitted. In that case it returns a [*StaleError]. Admit is Do
+// without a write.
 func (g *MemoryGuard) Admit(ctx context.Context, resource string, token Token) error {
 	return g.Do(ctx, resource, token, nil)
 }

@@ -23,8 +23,8 @@ func SetHeader(h http.Header, t Token) { h.Set(Header, t.String()) }
 var ErrMalformedToken = errors.New("malformed fencing token")
 
 // FromHeader returns the token in h's fencing-token header. Without one,
-// the error matches [ErrNoToken]; with one that is not a positive decimal
-// number, [ErrMalformedToken].
+// the error matches [ErrNoToken]. With one that is not a positive decimal
+// number, the error matches [ErrMalformedToken].
 func FromHeader(h http.Header) (Token, error) {
 	v := h.Get(Header)
 	if v == "" {
@@ -53,7 +53,7 @@ func FromContext(ctx context.Context) (Token, bool) {
 
 // Transport returns an http.RoundTripper that sends each request through
 // base (http.DefaultTransport if nil) with the fencing-token header set to
-// the token of the request's context (see [NewContext]); a request whose
+// the token of the request's context (see [NewContext]). A request whose
 // context carries none goes as it is.
 func Transport(base http.RoundTripper) http.RoundTripper {
 	if base == nil {
@@ -75,8 +75,8 @@ func (t transport) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // Middleware returns HTTP middleware that guards the resource that
-// resource names for each request: it reads the request's token (see
-// [FromHeader]) and serves the request through g.Do, so that the handler's
+// resource names for each request. It reads the request's token (see
+// [FromHeader]) and serves the request through g.Do. So the handler's
 // write and the check of the token are one atomic step, and the token is
 // recorded once the handler returns. The handler's request carries the
 // token in its context ([FromContext]) and whatever g puts there (a
@@ -84,10 +84,11 @@ func (t transport) RoundTrip(r *http.Request) (*http.Response, error) {
 //
 // The handler's response is held back until g.Do has returned, so that a
 // client never sees a success that the guard then undid (a transaction
-// that failed to commit, say): guarded handlers should answer briefly, not
-// stream. A request without a token is answered 400 Bad Request, as is one
-// with a malformed token; a stale token, 409 Conflict; a guard that fails
-// otherwise, 503 Service Unavailable; each with a one-line plain-text body.
+// that failed to commit, say). Guarded handlers should therefore answer
+// briefly, not stream. A request without a token, or with a malformed
+// one, is answered 400 Bad Request. A stale token is answered 409
+// Conflict. A guard that fails otherwise gives 503 Service Unavailable.
+// Each of these answers has a one-line plain-text body.
 func Middleware(g Guard, resource func(*http.Request) string) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -3,7 +3,7 @@ package fencing
 import "strconv"
 
 // Token is a fencing token. Tokens of one key strictly increase with each
-// acquisition of that key; tokens of different keys are unrelated. The zero
+// acquisition of that key. Tokens of different keys are unrelated. The zero
 // Token is never issued by a lock and stands for "no token".
 type Token uint64
 
