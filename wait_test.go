@@ -229,6 +229,7 @@ func TestQueue_turnPassesInArrivalOrder(t *testing.T) {
 		if third.after < 30*time.Minute {
 			t.Errorf("third, after a holder that took the key, tried after %v; want it to wait for a release (or the strategy's delay)", third.after)
 		}
+		synctest.Wait() // third ends its wait after it reported its turn
 		if n := qs.n.Load(); n != 0 || len(qs.m) != 0 {
 			t.Errorf("after every call left: %d queues counted, %d in the map", n, len(qs.m))
 		}
