@@ -100,7 +100,6 @@ var (
 	errValidityRanOut = fmt.Errorf("%w: its validity ran out", ErrLost)
 	errKnownLost      = fmt.Errorf("%w: the backend no longer holds it (%w)", ErrLost, ErrNotHeld)
 	errReleased       = fmt.Errorf("%w: released", ErrNotHeld)
-	errNotReleased    = fmt.Errorf("%w: Close could not release it", ErrClosed)
 )
 
 // Err returns nil while the lock is valid. After that, it says why the
