@@ -41,6 +41,7 @@ import (
 
 	"github.com/distlock/lock"
 	"github.com/distlock/lock/driver"
+	"github.com/distlock/lock/driver/dsn"
 	"github.com/distlock/lock/drivers/internal/redisdial"
 	"github.com/distlock/lock/drivers/internal/tlsfile"
 	"github.com/distlock/lock/drivers/redlock"
@@ -71,21 +72,33 @@ func (Driver) OpenConnector(dsn string) (driver.Connector, error) {
 // own URL syntax has no such parameter).
 const paramCAFile = "ca_file"
 
-// clientOptions returns the options of a client for one node's URL.
+// params are the parameters of a node's URL that go-redis does not know.
+var params = dsn.Params{
+	{Name: paramCAFile, Kind: dsn.File, Doc: "rediss only: PEM file of the CAs that sign the server's certificate (default: the system's)."},
+}
+
+// clientOptions returns the options of a client for one node's URL:
+// go-redis parses it, once the driver's own parameters are out.
 func clientOptions(raw string) (*redis.Options, error) {
-	raw, caFile, err := cutParam(raw, paramCAFile)
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, errors.New("malformed URL") // never quote it: it may hold a password
+	}
+	q := u.Query()
+	p, err := params.Take(q)
 	if err != nil {
 		return nil, err
 	}
-	o, err := redis.ParseURL(raw)
+	u.RawQuery = q.Encode()
+	o, err := redis.ParseURL(u.String())
 	if err != nil {
 		return nil, err
 	}
-	if caFile != "" {
+	if p.Has(paramCAFile) {
 		if o.TLSConfig == nil {
 			return nil, fmt.Errorf("parameter %s applies to rediss:// URLs only", paramCAFile)
 		}
-		pool, err := tlsfile.CertPool(caFile)
+		pool, err := tlsfile.CertPool(p.String(paramCAFile))
 		if err != nil {
 			return nil, fmt.Errorf("parameter %s: %w", paramCAFile, err)
 		}
@@ -93,7 +106,6 @@ func clientOptions(raw string) (*redis.Options, error) {
 	}
 	o.ContextTimeoutEnabled = true
 	// One attempt per request: the algorithm decides what to retry.
-	q := query(raw)
 	if !q.Has("max_retries") {
 		o.MaxRetries = -1
 	}
@@ -102,35 +114,6 @@ func clientOptions(raw string) (*redis.Options, error) {
 	}
 	o.Dialer = dialer(o)
 	return o, nil
-}
-
-// cutParam removes the query parameter name from the URL raw, returning
-// the URL without it and its value ("" if absent).
-func cutParam(raw, name string) (string, string, error) {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "", "", errors.New("malformed URL") // never quote it: it may hold a password
-	}
-	q := u.Query()
-	if !q.Has(name) {
-		return raw, "", nil
-	}
-	v := q.Get(name)
-	if v == "" {
-		return "", "", fmt.Errorf("parameter %s is empty", name)
-	}
-	q.Del(name)
-	u.RawQuery = q.Encode()
-	return u.String(), v, nil
-}
-
-// query returns the query parameters of a URL that has been parsed before.
-func query(raw string) url.Values {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return nil
-	}
-	return u.Query()
 }
 
 // dialer dials the node's connections, with TLS if o says so, under the

@@ -3,26 +3,33 @@ package mongodb
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
-	"time"
 
+	"github.com/distlock/lock/driver/dsn"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"go.mongodb.org/mongo-driver/v2/x/mongo/driver/connstring"
 )
 
-// The driver's own DSN parameters. Every parameter whose name starts with
-// paramPrefix belongs to the driver: it is removed before the URI goes to
-// the Go driver, and an unknown one is an error.
-const (
-	paramPrefix   = "distlock_"
-	paramDatabase = "distlock_database"
-	paramColl     = "distlock_collection"
-	paramCreate   = "distlock_create_collection"
-	paramPrune    = "distlock_prune"
-	paramTimeout  = "distlock_request_timeout"
-)
+// paramPrefix starts the name of every parameter of the driver's own.
+// The Go driver keeps these as unknown options; an unknown one of ours is
+// an error.
+const paramPrefix = "distlock_"
+
+// paramCreate is the parameter that lets the driver create its collection.
+const paramCreate = "distlock_create_collection"
+
+// params are the driver's own parameters. The database's default is the
+// URI's path, else [DefaultDatabase].
+var params = dsn.Params{
+	{Name: "distlock_database", Kind: dsn.String, Doc: "The database of the grants."},
+	{Name: "distlock_collection", Kind: dsn.String, Default: DefaultCollection, Doc: "The grants collection."},
+	{Name: paramCreate, Kind: dsn.Bool, Default: "true", Doc: "False: never create the collection, only check that it exists."},
+	{Name: "distlock_prune", Kind: dsn.Bool, Default: "true", Doc: "False: keep superseded grants instead of deleting them."},
+	{Name: "distlock_request_timeout", Kind: dsn.Duration, Default: DefaultRequestTimeout.String(), Doc: "Bounds each call, connecting included."},
+}
 
 // settings is the configuration a DSN describes.
 type settings struct {
@@ -30,145 +37,59 @@ type settings struct {
 	config Config
 }
 
-// splitURI removes the driver's parameters from a mongodb:// URI. It
-// returns the rest of the URI, the driver's parameters (decoded), and the
-// URI's password, if any, as written and decoded (to keep out of errors).
-// Its errors never quote the URI.
-func splitURI(s string) (rest string, params map[string]string, secrets []string, err error) {
-	if strings.IndexByte(s, 0) >= 0 {
-		return "", nil, nil, errors.New("contains a NUL byte")
-	}
-	if strings.HasPrefix(s, "mongodb+srv://") {
-		return "", nil, nil, errors.New("mongodb+srv:// URIs are resolved through DNS, which lock.Open must not do: connect with the Go driver and use mongodb.New")
-	}
-	body, ok := strings.CutPrefix(s, "mongodb://")
-	if !ok {
-		return "", nil, nil, errors.New(`not a mongodb:// URI`)
-	}
-	// The userinfo ends at the last '@' before the path (the spec requires
-	// '@' in credentials to be percent-encoded, but be lenient).
-	hostsEnd := strings.IndexAny(body, "/?")
-	if hostsEnd < 0 {
-		hostsEnd = len(body)
-	}
-	if at := strings.LastIndexByte(body[:hostsEnd], '@'); at >= 0 {
-		if _, pw, ok := strings.Cut(body[:at], ":"); ok && pw != "" {
-			secrets = append(secrets, pw)
-			if dec, err := url.PathUnescape(pw); err == nil && dec != pw {
-				secrets = append(secrets, dec)
-			}
-		}
-	}
-	params = make(map[string]string)
-	q := strings.IndexByte(s, '?')
-	if q < 0 || q < len("mongodb://")+hostsEnd {
-		return s, params, secrets, nil
-	}
-	var kept []string
-	for pair := range strings.SplitSeq(s[q+1:], "&") {
-		rawKey, rawValue, _ := strings.Cut(pair, "=")
-		key, err := url.QueryUnescape(rawKey)
-		if err != nil {
-			key = rawKey
-		}
-		if !strings.HasPrefix(strings.ToLower(key), paramPrefix) {
-			kept = append(kept, pair)
-			continue
-		}
-		v, err := url.QueryUnescape(rawValue)
-		if err != nil {
-			return "", nil, nil, fmt.Errorf("parameter %s: invalid percent-encoding", truncate(key, 64))
-		}
-		if _, dup := params[key]; dup {
-			return "", nil, nil, fmt.Errorf("parameter %s is given twice", truncate(key, 64))
-		}
-		params[key] = v
-	}
-	rest = s[:q]
-	if len(kept) > 0 {
-		rest += "?" + strings.Join(kept, "&")
-	}
-	return rest, params, secrets, nil
-}
-
 // parseDSN parses a DSN for [Driver.OpenConnector], without contacting
-// anything. Its errors quote neither the DSN nor its password.
+// anything: the Go driver reads the URI, and the driver takes its own
+// parameters from the options the Go driver does not know. Its errors
+// quote neither the DSN nor its password.
 func parseDSN(s string) (settings, error) {
-	rest, params, secrets, err := splitURI(s)
+	if strings.HasPrefix(s, "mongodb+srv://") {
+		return settings{}, errors.New("invalid DSN: mongodb+srv:// URIs are resolved through DNS, which lock.Open must not do: connect with the Go driver and use mongodb.New")
+	}
+	cs, err := connstring.Parse(s)
+	if err != nil {
+		return settings{}, errors.New("invalid DSN: " + dsn.Redact(err.Error(), dsn.URLSecrets(s)...))
+	}
+	values, err := takeParams(cs.UnknownOptions)
 	if err != nil {
 		return settings{}, fmt.Errorf("invalid DSN: %w", err)
 	}
-	var cfg Config
-	for k, v := range params {
-		switch k {
-		case paramDatabase:
-			if v == "" {
-				return settings{}, fmt.Errorf("invalid DSN: %s is empty", paramDatabase)
-			}
-			cfg.Database = v
-		case paramColl:
-			if v == "" {
-				return settings{}, fmt.Errorf("invalid DSN: %s is empty", paramColl)
-			}
-			cfg.Collection = v
-		case paramCreate, paramPrune:
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				return settings{}, fmt.Errorf("invalid DSN: %s=%q is not true or false", k, truncate(v, 64))
-			}
-			if k == paramCreate {
-				cfg.NoCreate = !b
-			} else {
-				cfg.NoPrune = !b
-			}
-		case paramTimeout:
-			d, err := time.ParseDuration(v)
-			if err != nil || d <= 0 {
-				return settings{}, fmt.Errorf("invalid DSN: %s is not a positive duration such as 5s or 500ms", k)
-			}
-			cfg.RequestTimeout = d
-		default:
-			return settings{}, fmt.Errorf("invalid DSN: unknown parameter %q (the driver knows %s, %s, %s, %s and %s)",
-				truncate(k, 64), paramDatabase, paramColl, paramCreate, paramPrune, paramTimeout)
-		}
-	}
-	opts := options.Client().ApplyURI(rest)
+	opts := options.Client().ApplyURI(s)
 	if err := opts.Validate(); err != nil {
-		return settings{}, errors.New("invalid DSN: " + redact(err.Error(), secrets))
+		return settings{}, errors.New("invalid DSN: " + dsn.Redact(err.Error(), append(dsn.URLSecrets(s), cs.Password)...))
+	}
+	cfg := Config{
+		Database:       values.String("distlock_database"),
+		Collection:     values.String("distlock_collection"),
+		NoCreate:       !values.Bool(paramCreate),
+		NoPrune:        !values.Bool("distlock_prune"),
+		RequestTimeout: values.Duration("distlock_request_timeout"),
+		// The URI's own concerns win; otherwise newConnector picks the
+		// strong defaults. The mongo.Client gets the same, for anything
+		// else it does.
+		WriteConcern: opts.WriteConcern,
+		ReadConcern:  opts.ReadConcern,
 	}
 	if cfg.Database == "" {
-		cfg.Database = uriDatabase(rest)
+		cfg.Database = cs.Database
 	}
-	// The URI's own concerns win; otherwise newConnector picks the strong
-	// defaults. The mongo.Client gets the same, for anything else it does.
-	cfg.WriteConcern = opts.WriteConcern
-	cfg.ReadConcern = opts.ReadConcern
 	return settings{client: opts, config: cfg}, nil
 }
 
-// uriDatabase returns the database named in the URI's path, if any.
-func uriDatabase(uri string) string {
-	body := strings.TrimPrefix(uri, "mongodb://")
-	if i := strings.IndexByte(body, '?'); i >= 0 {
-		body = body[:i]
+// takeParams takes the driver's parameters from the options the Go driver
+// does not know, and checks them.
+func takeParams(unknown map[string][]string) (dsn.Values, error) {
+	q := make(url.Values)
+	for k, vs := range unknown {
+		if strings.HasPrefix(k, paramPrefix) {
+			q[k] = vs
+		}
 	}
-	i := strings.IndexByte(body, '/')
-	if i < 0 {
-		return ""
-	}
-	db, err := url.PathUnescape(body[i+1:])
+	values, err := params.Take(q)
 	if err != nil {
-		return ""
+		return dsn.Values{}, err
 	}
-	return db
-}
-
-// redact replaces every secret in msg.
-func redact(msg string, secrets []string) string {
-	secrets = slices.Clone(secrets)
-	slices.SortFunc(secrets, func(a, b string) int { return len(b) - len(a) }) // longest first
-	for _, s := range secrets {
-		msg = strings.ReplaceAll(msg, s, "xxxxx")
+	if len(q) > 0 {
+		return dsn.Values{}, params.Unknown(slices.Sorted(maps.Keys(q))[0])
 	}
-	return msg
+	return values, nil
 }

@@ -1,88 +1,91 @@
 package postgres
 
 import (
-	"maps"
-	"slices"
+	"errors"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
-func TestSplitDSN(t *testing.T) {
-	cases := []struct {
-		name, dsn string
-		rest      string
-		params    map[string]string
-		secrets   []string // each must be among the secrets found
-	}{
-		{"url", "postgres://u:pw@h:5432/db?sslmode=disable&distlock_table=t1&application_name=x",
-			"postgres://u:pw@h:5432/db?sslmode=disable&application_name=x", map[string]string{"distlock_table": "t1"}, []string{"pw"}},
-		{"urlOnlyOurs", "postgresql://h/db?distlock_table=t&distlock_create_table=false",
-			"postgresql://h/db", map[string]string{"distlock_table": "t", "distlock_create_table": "false"}, nil},
-		{"urlNoQuery", "postgres://u:pw@h/db", "postgres://u:pw@h/db", map[string]string{}, []string{"pw"}},
-		{"urlMultiHost", "postgres://h1:1,h2:2/db?distlock_table=t&target_session_attrs=read-write",
-			"postgres://h1:1,h2:2/db?target_session_attrs=read-write", map[string]string{"distlock_table": "t"}, nil},
-		{"urlIPv6", "postgres://[::1]:5432,[fe80::1]/db?distlock_create_table=0",
-			"postgres://[::1]:5432,[fe80::1]/db", map[string]string{"distlock_create_table": "0"}, nil},
-		{"urlNoPath", "postgres://h?distlock_table=t", "postgres://h", map[string]string{"distlock_table": "t"}, nil},
-		{"urlEncodedPassword", "postgres://u:p%3Fw@h/db?distlock_table=t", "postgres://u:p%3Fw@h/db",
-			map[string]string{"distlock_table": "t"}, []string{"p%3Fw", "p?w"}},
-		{"urlQuestionMarkInUserinfo", "postgres://u:p?w@h/db?distlock_table=t", "postgres://u:p?w@h/db",
-			map[string]string{"distlock_table": "t"}, []string{"p?w"}},
-		{"urlEncodedKeyAndValue", "postgres://h/db?distlock_%74able=a%5Fb", "postgres://h/db",
-			map[string]string{"distlock_table": "a_b"}, nil},
-		{"urlPasswordParam", "postgres://h/db?password=sec%21&distlock_table=t&sslpassword=key",
-			"postgres://h/db?password=sec%21&sslpassword=key", map[string]string{"distlock_table": "t"}, []string{"sec%21", "sec!", "key"}},
-		{"keywordValue", "host=h password='pa ss' distlock_table=t dbname=d",
-			"host=h password='pa ss' dbname=d", map[string]string{"distlock_table": "t"}, []string{"pa ss"}},
-		{"keywordValueParamInPassword", "host=h password='distlock_table=evil' dbname=d",
-			"host=h password='distlock_table=evil' dbname=d", map[string]string{}, []string{"distlock_table=evil"}},
-		{"keywordValueQuotedEscapes", `distlock_table = 'my\'t'   host=h\ x`,
-			`host=h\ x`, map[string]string{"distlock_table": "my't"}, nil},
-		{"keywordValueOnlyOurs", " distlock_create_table=false ", "", map[string]string{"distlock_create_table": "false"}, nil},
-		{"keywordValueEmptyValues", "host='' distlock_table=t password=", "host='' password=", map[string]string{"distlock_table": "t"}, nil},
-		// As in libpq, spaces after "=" are skipped: this host is named "distlock_table=t".
-		{"keywordValueSpaceAfterEquals", "host= distlock_table=t", "host= distlock_table=t", map[string]string{}, nil},
-		{"empty", "", "", map[string]string{}, nil},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			d, err := splitDSN(tc.dsn)
-			if err != nil {
-				t.Fatalf("splitDSN: %v", err)
+// pgx parses the DSN, and the driver's parameters never reach the
+// server: they leave the runtime parameters, and the others stay.
+func TestParseDSN_takesOwnParams(t *testing.T) {
+	for _, s := range []string{
+		"postgres://u:pw@h/db?distlock_table=t1&application_name=x&distlock_create_table=false&distlock_request_timeout=2s",
+		"host=h dbname=db distlock_table = 't1'  application_name=x distlock_create_table=0 distlock_request_timeout=2s",
+	} {
+		st, err := parseDSN(s)
+		if err != nil {
+			t.Fatalf("parseDSN(%q): %v", s, err)
+		}
+		rp := st.pool.ConnConfig.RuntimeParams
+		for k := range rp {
+			if strings.HasPrefix(k, paramPrefix) {
+				t.Errorf("%q: runtime parameter %s left for the server", s, k)
 			}
-			if d.rest != tc.rest {
-				t.Errorf("rest = %q, want %q", d.rest, tc.rest)
-			}
-			if !maps.Equal(d.params, tc.params) {
-				t.Errorf("params = %v, want %v", d.params, tc.params)
-			}
-			for _, s := range tc.secrets {
-				if !slices.Contains(d.secrets, s) {
-					t.Errorf("secrets = %q, want %q among them", d.secrets, s)
-				}
-			}
-		})
+		}
+		if rp["application_name"] != "x" || st.config.Table != "t1" || !st.config.NoCreate || st.config.RequestTimeout.String() != "2s" {
+			t.Errorf("%q: runtime parameters %v, config %+v", s, rp, st.config)
+		}
 	}
 }
 
-func TestSplitDSN_malformed(t *testing.T) {
-	for _, dsn := range []string{
-		"host=h password='s3cr3t",
-		"host=h s3cr3t",
-		"host=h password=s3cr3t junk",
-		"host=h =s3cr3t",
-		"postgres://u:s3cr3t@h/db?distlock_table=%zz",
-		"postgres://u:s3cr3t@[::1/db",
-		"host=h password=s3cr3t\x00",
+// The host and the database must be the DSN's own, whatever PG*
+// variables say and whatever else in the DSN looks like them. A DSN that
+// writes libpq's default socket directory names it.
+func TestNamesServer(t *testing.T) {
+	t.Setenv("PGHOST", "postgres")
+	t.Setenv("PGDATABASE", "app")
+	for _, tc := range []struct{ dsn, want string }{
+		{"user=postgres dbname=app", "no host"},
+		{"postgres://postgres@/app", "no host"},
+		{"host=h user=app", "no database"},
+		{"postgres://app@h?application_name=app", "no database"},
+		{`host=/tmp,h\ x dbname=d`, ""},
+		{"postgres://%2Ftmp,[::1]/d", ""},
+		{"host=h1,h2 port=1,2 dbname=d", ""},
 	} {
-		_, err := splitDSN(dsn)
+		cfg, err := pgconn.ParseConfig(tc.dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = namesServer(tc.dsn, cfg)
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("namesServer(%q) = %v, want %q", tc.dsn, err, tc.want)
+		}
+	}
+	def, err := pgconn.ParseConfig("host=''")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := parseDSN("host=" + def.Host + " dbname=d"); err != nil {
+		t.Errorf("the default socket directory, written: %v", err)
+	}
+}
+
+// pgx's error quotes the connection string and pieces of it: what the
+// driver reports keeps pgx's words only.
+func TestPgxProblem(t *testing.T) {
+	t.Setenv("PGPASSWORD", "env-s3cret")
+	for _, s := range []string{
+		"postgres://u:s3cret/x@h/db",
+		"postgres://u:s3cret@h:x/db",
+		"host=h s3cret",
+		"host=h password=s3cret port=x",
+		"host=h port=env-s3cret",
+	} {
+		_, err := pgconn.ParseConfig(s)
 		if err == nil {
-			t.Errorf("splitDSN(%q) succeeded, want an error", dsn)
-			continue
+			t.Fatalf("%q parsed", s)
 		}
-		if strings.Contains(err.Error(), "s3cr3t") {
-			t.Errorf("splitDSN(%q) = %v: the error repeats the password", dsn, err)
+		got := pgxProblem(err, s)
+		if strings.Contains(got, "s3cret") || strings.Contains(got, "cannot parse") || got == "" {
+			t.Errorf("pgxProblem(%q) = %q", s, got)
 		}
+	}
+	if got := pgxProblem(errors.New(`bad "s3cret"`), "x"); got != "bad ..." {
+		t.Errorf("pgxProblem of another error = %q", got)
 	}
 }
 

@@ -40,7 +40,7 @@ func newTable(name string) (*table, error) {
 		name = DefaultTable
 	}
 	if len(name) > maxTableName {
-		return nil, fmt.Errorf("table name %q is %d bytes long, over the maximum of %d", truncate(name, 80), len(name), maxTableName)
+		return nil, fmt.Errorf("table name is %d bytes long, over the maximum of %d", len(name), maxTableName)
 	}
 	ident, err := pgtable.Quote(name)
 	if err != nil {
@@ -135,8 +135,8 @@ func (t *table) ensure(ctx context.Context, db pgtable.Querier, create bool) err
 	err := pgtable.Ensure(ctx, db, t.ident, stmt)
 	switch {
 	case errors.Is(err, pgtable.ErrMissing):
-		return fmt.Errorf("%w: table %s does not exist, and the driver was told not to create it (%s=false)",
-			driver.ErrMisconfigured, t.name, paramCreate)
+		return fmt.Errorf("%w: table %s does not exist, and the driver was told not to create it (distlock_create_table=false)",
+			driver.ErrMisconfigured, t.name)
 	case err != nil:
 		return fmt.Errorf("table %s: %w", t.name, err)
 	}

@@ -6,16 +6,15 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"maps"
 	"net"
 	"net/url"
 	"regexp"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/distlock/lock/driver/dsn"
 	"github.com/distlock/lock/drivers/internal/redisdial"
 	"github.com/distlock/lock/drivers/internal/tlsfile"
 	"github.com/gomodule/redigo/redis"
@@ -24,16 +23,23 @@ import (
 // DSN query parameters of one URL, besides the algorithm's own (see
 // redlock.ParseDSN). The names are go-redis's where they mean the same.
 const (
-	paramClientName      = "client_name"       // CLIENT SETNAME on every connection
-	paramDialTimeout     = "dial_timeout"      // bounds a dial: TCP, TLS, AUTH, SELECT (default 5s)
-	paramWriteTimeout    = "write_timeout"     // bounds each command's write (default: none)
-	paramMaxIdleConns    = "max_idle_conns"    // idle connections kept (default 10 per GOMAXPROCS)
-	paramMaxActiveConns  = "max_active_conns"  // connections open at once; 0 is no limit (the default)
-	paramIdleTimeout     = "idle_timeout"      // idle connections older than this are closed (default 5m)
-	paramConnMaxLifetime = "conn_max_lifetime" // connections older than this are closed (default: never)
-	paramSkipVerify      = "skip_verify"       // rediss only: do not verify the server's certificate
-	paramCAFile          = "ca_file"           // rediss only: PEM file of the CAs to verify the server's certificate with (default: the system's)
+	paramDialTimeout = "dial_timeout"
+	paramSkipVerify  = "skip_verify"
+	paramCAFile      = "ca_file"
 )
+
+// params are the parameters of one URL.
+var params = dsn.Params{
+	{Name: "client_name", Kind: dsn.String, Empty: true, Doc: "CLIENT SETNAME on every connection."},
+	{Name: paramDialTimeout, Kind: dsn.Duration, Default: defaultDialTimeout.String(), Doc: "Bounds a dial: TCP, TLS, AUTH, SELECT."},
+	{Name: "write_timeout", Kind: dsn.Duration, Min: "0", Doc: "Bounds each command's write (default: none)."},
+	{Name: "max_idle_conns", Kind: dsn.Int, Min: "0", Doc: "Idle connections kept (default 10 per GOMAXPROCS)."},
+	{Name: "max_active_conns", Kind: dsn.Int, Min: "0", Doc: "Connections open at once; 0 is no limit (the default)."},
+	{Name: "idle_timeout", Kind: dsn.Duration, Min: "0", Default: defaultIdleTimeout.String(), Doc: "Idle connections older than this are closed."},
+	{Name: "conn_max_lifetime", Kind: dsn.Duration, Min: "0", Doc: "Connections older than this are closed (default: never)."},
+	{Name: paramSkipVerify, Kind: dsn.Bool, Doc: "rediss only: do not verify the server's certificate."},
+	{Name: paramCAFile, Kind: dsn.File, Doc: "rediss only: PEM file of the CAs to verify the server's certificate with (default: the system's)."},
+}
 
 const (
 	defaultDialTimeout = 5 * time.Second
@@ -91,12 +97,10 @@ func parseURL(i int, raw string) (*endpoint, error) {
 		return nil, fail("port %q is not a number from 0 to 65535", port)
 	}
 	e := &endpoint{
-		url:         raw,
-		addr:        net.JoinHostPort(host, port),
-		overTLS:     u.Scheme == "rediss",
-		dialTimeout: defaultDialTimeout,
-		maxIdle:     10 * runtime.GOMAXPROCS(0),
-		idleTimeout: defaultIdleTimeout,
+		url:     raw,
+		addr:    net.JoinHostPort(host, port),
+		overTLS: u.Scheme == "rediss",
+		maxIdle: 10 * runtime.GOMAXPROCS(0),
 	}
 	if u.Path != "" {
 		m := dbPath.FindStringSubmatch(u.Path)
@@ -110,78 +114,33 @@ func parseURL(i int, raw string) (*endpoint, error) {
 		}
 	}
 
-	q := u.Query()
-	str := func(name string) string {
-		v := q.Get(name)
-		q.Del(name)
-		return v
+	p, err := params.Parse(u.Query())
+	if err != nil {
+		return nil, fail("%v", err)
 	}
-	duration := func(name string, d *time.Duration) error {
-		if !q.Has(name) {
-			return nil
-		}
-		v := str(name)
-		x, err := time.ParseDuration(v)
-		if err != nil || x < 0 {
-			return fail("parameter %s=%q: want a duration such as 1s", name, v)
-		}
-		*d = x
-		return nil
+	e.dialTimeout = p.Duration(paramDialTimeout)
+	e.writeTimeout = p.Duration("write_timeout")
+	e.idleTimeout = p.Duration("idle_timeout")
+	e.maxLifetime = p.Duration("conn_max_lifetime")
+	e.maxActive = p.Int("max_active_conns")
+	if p.Has("max_idle_conns") {
+		e.maxIdle = p.Int("max_idle_conns")
 	}
-	integer := func(name string, n *int) error {
-		if !q.Has(name) {
-			return nil
-		}
-		v := str(name)
-		x, err := strconv.Atoi(v)
-		if err != nil || x < 0 {
-			return fail("parameter %s=%q: want a number, 0 or more", name, v)
-		}
-		*n = x
-		return nil
+	if p.Has("client_name") {
+		e.opts = append(e.opts, redis.DialClientName(p.String("client_name")))
 	}
-	for _, err := range []error{
-		duration(paramDialTimeout, &e.dialTimeout),
-		duration(paramWriteTimeout, &e.writeTimeout),
-		duration(paramIdleTimeout, &e.idleTimeout),
-		duration(paramConnMaxLifetime, &e.maxLifetime),
-		integer(paramMaxIdleConns, &e.maxIdle),
-		integer(paramMaxActiveConns, &e.maxActive),
-	} {
-		if err != nil {
-			return nil, err
-		}
+	if (p.Has(paramSkipVerify) || p.Has(paramCAFile)) && u.Scheme != "rediss" {
+		return nil, fail("parameters %s and %s apply to rediss:// URLs only", paramSkipVerify, paramCAFile)
 	}
-	if e.dialTimeout == 0 {
-		return nil, fail("parameter %s must be positive", paramDialTimeout)
+	if p.Has(paramSkipVerify) {
+		e.opts = append(e.opts, redis.DialTLSSkipVerify(p.Bool(paramSkipVerify)))
 	}
-	if q.Has(paramClientName) {
-		e.opts = append(e.opts, redis.DialClientName(str(paramClientName)))
-	}
-	if q.Has(paramSkipVerify) {
-		v := str(paramSkipVerify)
-		skip, err := strconv.ParseBool(v)
-		if err != nil {
-			return nil, fail("parameter %s=%q: want true or false", paramSkipVerify, v)
-		}
-		if u.Scheme != "rediss" {
-			return nil, fail("parameter %s applies to rediss:// URLs only", paramSkipVerify)
-		}
-		e.opts = append(e.opts, redis.DialTLSSkipVerify(skip))
-	}
-	if q.Has(paramCAFile) {
-		path := str(paramCAFile)
-		if u.Scheme != "rediss" {
-			return nil, fail("parameter %s applies to rediss:// URLs only", paramCAFile)
-		}
-		pool, err := tlsfile.CertPool(path)
+	if p.Has(paramCAFile) {
+		pool, err := tlsfile.CertPool(p.String(paramCAFile))
 		if err != nil {
 			return nil, fail("parameter %s: %v", paramCAFile, err)
 		}
 		e.opts = append(e.opts, redis.DialTLSConfig(&tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}))
-	}
-	if len(q) > 0 {
-		return nil, fail("unknown parameter %s", strings.Join(slices.Sorted(maps.Keys(q)), ", "))
 	}
 	return e, nil
 }

@@ -6,9 +6,9 @@ import (
 	"net"
 	"net/url"
 	"regexp"
-	"strconv"
 	"strings"
-	"time"
+
+	"github.com/distlock/lock/driver/dsn"
 )
 
 // DSN parameters that configure the algorithm rather than a node. They
@@ -20,15 +20,22 @@ const (
 	ParamKeyPrefix   = "key_prefix"   // any string
 )
 
+// Params are the algorithm's DSN parameters.
+var Params = dsn.Params{
+	{Name: ParamNodeTimeout, Kind: dsn.Duration, Doc: "Bounds each request to one node (default: adaptive, see WithNodeTimeout)."},
+	{Name: ParamFencing, Kind: dsn.Bool, Default: "false", Doc: "True: grants carry fencing tokens."},
+	{Name: ParamKeyPrefix, Kind: dsn.String, Empty: true, Default: DefaultKeyPrefix, Doc: "Put before every key stored in Redis."},
+}
+
 // ParseDSN splits dsn, a comma-separated list of redis:// or rediss:// URLs
 // (one per independent master), into the node URLs, with the algorithm's
-// own parameters removed, and the options those parameters set. Its errors
-// never repeat a URL, which may hold a password.
+// own parameters ([Params]) removed, and the options those parameters set.
+// Its errors never repeat a URL, which may hold a password.
 func ParseDSN(dsn string) (urls []string, opts []Option, err error) {
 	if strings.TrimSpace(dsn) == "" {
 		return nil, nil, errors.New("redlock: empty DSN: want a comma-separated list of redis:// URLs")
 	}
-	params := make(map[string]string)
+	given := make(url.Values)
 	for i, raw := range strings.Split(dsn, ",") {
 		raw = strings.TrimSpace(raw)
 		u, err := url.Parse(raw)
@@ -42,36 +49,32 @@ func ParseDSN(dsn string) (urls []string, opts []Option, err error) {
 			return nil, nil, fmt.Errorf("redlock: URL #%d of the DSN has no host", i+1)
 		}
 		q := u.Query()
-		for _, name := range []string{ParamNodeTimeout, ParamFencing, ParamKeyPrefix} {
-			if !q.Has(name) {
+		for _, p := range Params {
+			vs, ok := q[p.Name]
+			switch {
+			case !ok:
 				continue
+			case len(vs) > 1 || given.Has(p.Name) && given.Get(p.Name) != vs[0]:
+				return nil, nil, fmt.Errorf("redlock: DSN parameter %s is given two values", p.Name)
 			}
-			v := q.Get(name)
-			if old, ok := params[name]; ok && old != v {
-				return nil, nil, fmt.Errorf("redlock: DSN parameter %s is given two values", name)
-			}
-			params[name] = v
-			q.Del(name)
+			given.Set(p.Name, vs[0])
+			q.Del(p.Name)
 		}
 		u.RawQuery = q.Encode()
 		urls = append(urls, u.String())
 	}
-	if v, ok := params[ParamNodeTimeout]; ok {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return nil, nil, fmt.Errorf("redlock: DSN parameter %s=%q: want a positive duration such as 50ms", ParamNodeTimeout, v)
-		}
-		opts = append(opts, WithNodeTimeout(d))
+	v, err := Params.Take(given)
+	if err != nil {
+		return nil, nil, fmt.Errorf("redlock: invalid DSN: %w", err)
 	}
-	if v, ok := params[ParamFencing]; ok {
-		on, err := strconv.ParseBool(v)
-		if err != nil {
-			return nil, nil, fmt.Errorf("redlock: DSN parameter %s=%q: want true or false", ParamFencing, v)
-		}
-		opts = append(opts, WithFencing(on))
+	if v.Has(ParamNodeTimeout) {
+		opts = append(opts, WithNodeTimeout(v.Duration(ParamNodeTimeout)))
 	}
-	if v, ok := params[ParamKeyPrefix]; ok {
-		opts = append(opts, WithKeyPrefix(v))
+	if v.Has(ParamFencing) {
+		opts = append(opts, WithFencing(v.Bool(ParamFencing)))
+	}
+	if v.Has(ParamKeyPrefix) {
+		opts = append(opts, WithKeyPrefix(v.String(ParamKeyPrefix)))
 	}
 	return urls, opts, nil
 }
