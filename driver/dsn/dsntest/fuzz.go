@@ -32,7 +32,18 @@ var Verbs = []string{"%v", "%+v", "%s", "%#v"}
 // (the user information escaped as url.URL does), neither its error nor
 // the connector printed with any of [Verbs] may show the password, raw
 // or escaped.
+//
+// Besides seeds, Fuzz starts from inputs every DSN grammar must survive: a
+// password with URL delimiters in it, a host list with an IPv6 address, a
+// port that is not a number, an unknown parameter, and broken URLs.
 func Fuzz(f *testing.F, d driver.Driver, seeds Seeds) {
+	sc := seeds.Scheme
+	seeds.URLs = append(seeds.URLs,
+		[5]string{"app", "p@ss/w#rd?x", "h1,h2:1,[::1]:2", "/", ""},
+		[5]string{"u", "long-password-123", "h:notaport", "/", ""},
+		[5]string{"u", "another-secret", "h", "/", "unknown_parameter=1"},
+	)
+	seeds.Raw = append(seeds.Raw, sc+"://", sc+"://[::1", sc+"://:@,,?=&", sc+"://u:pw@h/%zz")
 	for _, s := range seeds.URLs {
 		f.Add("", s[0], s[1], s[2], s[3], s[4])
 	}
