@@ -6,7 +6,7 @@
 #   up      Start 5 independent redis-server instances (127.0.0.1:7001-7005),
 #           a throwaway PostgreSQL cluster (127.0.0.1:55432, database
 #           "distlock", superuser "postgres", trust auth) and FerretDB, a
-#           MongoDB wire-protocol server (127.0.0.1:27017, SQLite backend, no
+#           MongoDB wire-protocol server (127.0.0.1:27117, SQLite backend, no
 #           auth). Idempotent: servers that are already running are left
 #           alone, dead ones are restarted.
 #   down    Stop only what `up` started (by the PIDs in our pidfiles) and
@@ -54,13 +54,29 @@
 set -euo pipefail
 
 readonly HOST=127.0.0.1
+
+# Every port of our servers, in one table. None is a standard port: the
+# machine's own Redis (6379), PostgreSQL (5432), MariaDB (3306), NATS (4222),
+# MongoDB (27017), etcd (2379) and ZooKeeper (2181) stay untouched. A server
+# added later takes its ports here; the files in services.d use these names.
 readonly REDIS_PORTS=(7001 7002 7003 7004 7005)
 readonly PG_PORT=55432
+readonly MONGO_PORT=27117      # FerretDB, the MongoDB stand-in
+readonly MONGOTLS_PORT=27217   # FerretDB with TLS and passwords (services.d/mongodb-tls.sh)
+readonly ETCD_CLIENT_PORTS=(23791 23792 23793)
+readonly ETCD_PEER_PORTS=(23801 23802 23803)
+readonly ETCDAUTH_CLIENT_PORT=23794 # etcd with authentication
+readonly ETCDAUTH_PEER_PORT=23804
+readonly ZK_CLIENT_PORTS=(21811 21812 21813)
+readonly ZK_PEER_PORTS=(28881 28882 28883)
+readonly ZK_ELECTION_PORTS=(38881 38882 38883)
+# Taken by tools rather than by `up`: distlock bench's own Redis nodes with
+# two of them hung (7101-7105, its --hung-port); reserved for the drivers to
+# come: MariaDB 33061, NATS 42221-42223.
 readonly PG_DB=distlock
 readonly PG_SUPERUSER=postgres
 readonly PG_PREFERRED_MAJOR=15
 readonly PG_FALLBACK_OS_USER=distlock # created only if no `postgres` OS user
-readonly MONGO_PORT=27017
 readonly FERRET_COMM=distlock-ferret # the runner's name, as /proc/PID/comm shows it (15 chars)
 
 STATE=${DISTLOCK_SERVICES_DIR:-/tmp/distlock-services}
@@ -95,7 +111,7 @@ usage: scripts/services.sh <command>
 
 commands:
   up      start redis 127.0.0.1:7001-7005, postgres 127.0.0.1:55432 and
-          ferretdb 127.0.0.1:27017 (idempotent)
+          ferretdb 127.0.0.1:27117 (idempotent)
   down    stop what `up` started and remove the state dir (idempotent)
   env     print `export NAME=value` lines (eval "$(scripts/services.sh env)")
   status  show whether each server is up (exit 0 iff all are up)

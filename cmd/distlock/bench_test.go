@@ -147,7 +147,7 @@ func TestBenchDefaultDSN_environmentOrTestServers(t *testing.T) {
 		{"redigo", func(k string) string { return env[k] }, "redis://10.0.0.1:7001,redis://10.0.0.2:7001", false},
 		{"postgres", none, "postgres://postgres@127.0.0.1:55432/distlock?sslmode=disable&distlock_table=distlock_bench_leases", true},
 		{"postgres", func(k string) string { return env[k] }, "postgres://u@db:55432/x?sslmode=disable&distlock_table=distlock_bench_leases", false},
-		{"mongodb", none, "mongodb://127.0.0.1:27017/?distlock_database=distlock_bench&distlock_collection=grants_r1", true},
+		{"mongodb", none, "mongodb://127.0.0.1:27117/?distlock_database=distlock_bench&distlock_collection=grants_r1", true},
 		{"mongodb", func(k string) string { return env[k] }, "mongodb://m:27017/?distlock_database=distlock_bench&distlock_collection=grants_r1", false},
 		{"memory", none, benchMemoryStore, false},
 	} {

@@ -41,8 +41,6 @@
 EXTRA_SERVICES+=(etcd etcdauth)
 
 readonly ETCD_VERSION=v3.6.17
-readonly ETCD_CLIENT_PORTS=(23791 23792 23793)
-readonly ETCD_PEER_PORTS=(23801 23802 23803)
 readonly ETCD_BUILT_COMM=distlock-etcd # the built binary's name, as /proc/PID/comm shows it
 ETCD_BIN=""
 ETCD_COMM=""
@@ -266,8 +264,6 @@ etcd_status() {
 
 # ------------------------------------------------------------ etcd-auth --
 
-readonly ETCDAUTH_CLIENT_PORT=23794
-readonly ETCDAUTH_PEER_PORT=23804
 readonly ETCDAUTH_DIR=$STATE/etcd-auth
 readonly ETCDAUTH_PASSWORD=distlock-etcd-test-password
 ETCDAUTH_STARTED=""

@@ -28,7 +28,6 @@
 
 EXTRA_SERVICES+=(mongotls)
 
-readonly MONGOTLS_PORT=27217
 readonly MONGOTLS_DIR=$STATE/mongodb-tls
 readonly MONGOTLS_CERTS=$MONGOTLS_DIR/tls
 readonly MONGOTLS_USER=distlock_mongo # PostgreSQL role, and MongoDB user

@@ -22,9 +22,6 @@
 
 EXTRA_SERVICES+=(zookeeper)
 
-readonly ZK_CLIENT_PORTS=(21811 21812 21813)
-readonly ZK_PEER_PORTS=(28881 28882 28883)
-readonly ZK_ELECTION_PORTS=(38881 38882 38883)
 readonly ZK_DIR=$STATE/zookeeper
 readonly ZK_JAR=/usr/share/java/zookeeper.jar  # its manifest lists its dependencies
 readonly ZK_LOGGER=/usr/share/java/slf4j-simple.jar # logs to stderr: zookeeper.log
