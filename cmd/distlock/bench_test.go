@@ -45,6 +45,8 @@ var unreachable = []string{
 	"--dsn-goredis", "redis://127.0.0.1:1", "--dsn-redigo", "redis://127.0.0.1:1",
 	"--dsn-postgres", "postgres://postgres@127.0.0.1:1/x?sslmode=disable&connect_timeout=1",
 	"--dsn-mongodb", "mongodb://127.0.0.1:1/?connectTimeoutMS=500",
+	"--dsn-etcd", "etcd://127.0.0.1:1?dial_timeout=500ms",
+	"--dsn-zookeeper", "zk://127.0.0.1:1?dial_timeout=500ms",
 }
 
 func TestBench_memoryTableJSONAndSVG(t *testing.T) {
@@ -85,7 +87,7 @@ func TestBench_memoryTableJSONAndSVG(t *testing.T) {
 func TestBench_unreachableServersSkipped(t *testing.T) {
 	r := benchResult(t, append([]string{"--duration", "50ms"}, unreachable...)...)
 	r.wantCode(t, exitOK) // by default, a server that is down is no error: memory is measured
-	for _, want := range []string{"\nmemory ", "skipped goredis: ", "skipped redigo: ", "skipped postgres: ", "skipped mongodb: ", "scripts/services.sh up"} {
+	for _, want := range []string{"\nmemory ", "skipped goredis: ", "skipped redigo: ", "skipped postgres: ", "skipped mongodb: ", "skipped etcd: ", "skipped zookeeper: ", "scripts/services.sh up"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
 		}
