@@ -48,21 +48,27 @@ func BenchAcquireRelease(b *testing.B, c *lock.Client, baselineName string, base
 			latency.Report(b, "", "µs", &lat)
 		})
 	}
-	b.Run("paired", func(b *testing.B) {
-		var lat [2]latency.Recorder
-		b.ReportAllocs()
-		for i := 0; b.Loop(); i++ {
-			start := time.Now()
-			ops[i%2](b)
-			lat[i%2].Add(time.Since(start))
-		}
-		d, base := lat[0].Percentile(0.5), lat[1].Percentile(0.5)
-		b.ReportMetric(float64(d)/1e3, "driver-p50-µs")
-		b.ReportMetric(float64(base)/1e3, "baseline-p50-µs")
-		if base > 0 {
-			b.ReportMetric(float64(d)/float64(base), "p50-ratio")
-		}
-	})
+	b.Run("paired", func(b *testing.B) { BenchPaired(b, ops[0], ops[1]) })
+}
+
+// BenchPaired alternates driver and baseline call by call, so that both
+// meet the same backend state and the same load from the rest of the
+// machine. It reports both p50s and their ratio.
+func BenchPaired(b *testing.B, driver, baseline func(b *testing.B)) {
+	ops := [2]func(*testing.B){driver, baseline}
+	var lat [2]latency.Recorder
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		start := time.Now()
+		ops[i%2](b)
+		lat[i%2].Add(time.Since(start))
+	}
+	d, base := lat[0].Percentile(0.5), lat[1].Percentile(0.5)
+	b.ReportMetric(float64(d)/1e3, "driver-p50-µs")
+	b.ReportMetric(float64(base)/1e3, "baseline-p50-µs")
+	if base > 0 {
+		b.ReportMetric(float64(d)/float64(base), "p50-ratio")
+	}
 }
 
 // Take acquires the resource of a handoff benchmark for goroutine g, and

@@ -2,6 +2,7 @@ package dsn
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strconv"
@@ -54,13 +55,7 @@ type Params []Param
 // table lacks, one given twice and a value out of its kind or bounds are
 // errors. The errors name the parameter but quote no value.
 func (ps Params) Parse(q url.Values) (Values, error) {
-	for _, name := range slices.Sorted(func(yield func(string) bool) {
-		for name := range q {
-			if !yield(name) {
-				return
-			}
-		}
-	}) {
+	for _, name := range slices.Sorted(maps.Keys(q)) {
 		if ps.find(name) == nil {
 			return Values{}, ps.Unknown(name)
 		}

@@ -1,34 +1,21 @@
 package etcd_test
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/distlock/lock/driver/dsn/dsntest"
 	"github.com/distlock/lock/drivers/etcd"
 )
 
 func TestOpenConnector_parsesDSN(t *testing.T) {
-	for _, tc := range []struct{ dsn, want string }{
-		{"etcd://h", `etcd(endpoints=http://h:2379 prefix="distlock/" request_timeout=5s member_timeout=1s)`},
-		{"etcd://a:1,b,[::1]:3/?prefix=app/&request_timeout=2s&member_timeout=300ms&dial_timeout=1s",
-			`etcd(endpoints=http://a:1,http://b:2379,http://[::1]:3 prefix="app/" request_timeout=2s member_timeout=300ms)`},
-		{"etcd://app:s3cr3t-pw@h?tls=true", `etcd(endpoints=https://h:2379 user=app prefix="distlock/" request_timeout=5s member_timeout=1s)`},
-		{"etcd://h?ca_file=/ca.pem", `etcd(endpoints=https://h:2379 prefix="distlock/" request_timeout=5s member_timeout=1s)`},
-		{"etcd://h?request_timeout=500ms", `etcd(endpoints=http://h:2379 prefix="distlock/" request_timeout=500ms member_timeout=500ms)`},
-	} {
-		c, err := etcd.Driver{}.OpenConnector(tc.dsn)
-		if err != nil {
-			t.Errorf("OpenConnector(%q): %v", tc.dsn, err)
-			continue
-		}
-		if got := fmt.Sprint(c); got != tc.want {
-			t.Errorf("OpenConnector(%q) = %s, want %s", tc.dsn, got, tc.want)
-		}
-		if strings.Contains(fmt.Sprintf("%#v %+v", c, c), "s3cr3t") {
-			t.Errorf("OpenConnector(%q) shows the password: %#v", tc.dsn, c)
-		}
-	}
+	dsntest.Printed(t, etcd.Driver{}, "s3cr3t", map[string]string{
+		"etcd://h": `etcd(endpoints=http://h:2379 prefix="distlock/" request_timeout=5s member_timeout=1s)`,
+		"etcd://a:1,b,[::1]:3/?prefix=app/&request_timeout=2s&member_timeout=300ms&dial_timeout=1s": `etcd(endpoints=http://a:1,http://b:2379,http://[::1]:3 prefix="app/" request_timeout=2s member_timeout=300ms)`,
+		"etcd://app:s3cr3t-pw@h?tls=true": `etcd(endpoints=https://h:2379 user=app prefix="distlock/" request_timeout=5s member_timeout=1s)`,
+		"etcd://h?ca_file=/ca.pem":        `etcd(endpoints=https://h:2379 prefix="distlock/" request_timeout=5s member_timeout=1s)`,
+		"etcd://h?request_timeout=500ms":  `etcd(endpoints=http://h:2379 prefix="distlock/" request_timeout=500ms member_timeout=500ms)`,
+	})
 }
 
 func TestOpenConnector_refusesBadDSN(t *testing.T) {

@@ -3,9 +3,7 @@ package mongodb
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"net/url"
-	"slices"
 	"strings"
 
 	"github.com/distlock/lock/driver/dsn"
@@ -84,12 +82,5 @@ func takeParams(unknown map[string][]string) (dsn.Values, error) {
 			q[k] = vs
 		}
 	}
-	values, err := params.Take(q)
-	if err != nil {
-		return dsn.Values{}, err
-	}
-	if len(q) > 0 {
-		return dsn.Values{}, params.Unknown(slices.Sorted(maps.Keys(q))[0])
-	}
-	return values, nil
+	return params.Parse(q)
 }

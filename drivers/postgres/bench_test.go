@@ -187,18 +187,7 @@ func BenchmarkAcquireRelease(b *testing.B) {
 		}
 		ops[0](b)
 		ops[1](b)
-		var lat [2]latency.Recorder
-		for i := 0; b.Loop(); i++ {
-			start := time.Now()
-			ops[i%2](b)
-			lat[i%2].Add(time.Since(start))
-		}
-		d, bl50 := lat[0].Percentile(0.5), lat[1].Percentile(0.5)
-		b.ReportMetric(float64(d)/1e3, "driver-p50-µs")
-		b.ReportMetric(float64(bl50)/1e3, "baseline-p50-µs")
-		if bl50 > 0 {
-			b.ReportMetric(float64(d)/float64(bl50), "p50-ratio")
-		}
+		drivertest.BenchPaired(b, ops[0], ops[1])
 	})
 }
 

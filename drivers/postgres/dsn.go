@@ -91,14 +91,7 @@ func takeParams(rp map[string]string) (dsn.Values, error) {
 			delete(rp, k)
 		}
 	}
-	values, err := params.Take(q)
-	if err != nil {
-		return dsn.Values{}, err
-	}
-	if len(q) > 0 {
-		return dsn.Values{}, params.Unknown(slices.Sorted(maps.Keys(q))[0])
-	}
-	return values, nil
+	return params.Parse(q)
 }
 
 // namesServer checks that the DSN s names its server: a host (each of

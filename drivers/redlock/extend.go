@@ -3,8 +3,6 @@ package redlock
 import (
 	"context"
 	"time"
-
-	"github.com/distlock/lock/driver"
 )
 
 // Extend resets the expiry of key to ttl on every node where value holds
@@ -14,13 +12,7 @@ func (r *Redlock) Extend(ctx context.Context, key, value string, ttl time.Durati
 	e := &extendRound{call: extendScript.call([]string{r.lockKey(key)}, value, millis(ttl))}
 	e.begin(ctx, r, e, ttl)
 	e.fanOut()
-	switch e.tally() {
-	case granted:
-		return nil
-	case refused:
-		return driver.ErrNotHeld
-	}
-	return e.err("extend")
+	return e.holderVerdict("extend")
 }
 
 // extendRound is the round of one Extend: compare-and-PEXPIRE on every

@@ -36,13 +36,7 @@ func (r *Redlock) Release(ctx context.Context, key, value string) error {
 	// or the key stays held on their nodes, unannounced, until its TTL.
 	rl.begin(context.WithoutCancel(ctx), r, rl, 0)
 	rl.fanOut()
-	switch rl.tally() {
-	case granted:
-		return nil
-	case refused:
-		return driver.ErrNotHeld
-	}
-	return rl.err("release")
+	return rl.holderVerdict("release")
 }
 
 // releaseRound is the round of one Release: compare-and-delete on every

@@ -176,6 +176,20 @@ func (rd *round) waitEnded(ctx context.Context, i int) {
 	}
 }
 
+// holderVerdict tallies the round of an operation op by a key's holder
+// (an extension, a release): nil once a quorum agreed, driver.ErrNotHeld
+// once a quorum said the value does not hold the key, else the round's
+// error.
+func (rd *round) holderVerdict(op string) error {
+	switch rd.tally() {
+	case granted:
+		return nil
+	case refused:
+		return driver.ErrNotHeld
+	}
+	return rd.err(op)
+}
+
 // tally reads replies until the outcome is decided, or until every node
 // has answered. A verdict that hangs on nodes presumed hung (their
 // breakers are open) waits for them no longer than the round's patience.

@@ -91,22 +91,8 @@ func acquireUntilItEnds(t *testing.T, driverName, dsn string) (took time.Duratio
 	}
 	defer c.Close()
 	c.SetLogger(logger)
-	done := make(chan error, 1)
 	start := time.Now()
-	go func() {
-		l, err := c.Acquire(context.Background(), "k")
-		if err == nil {
-			l.Release(context.Background())
-		}
-		done <- err
-	}()
-	select {
-	case err = <-done:
-	case <-time.After(20 * time.Second):
-		t.Error("Acquire(context.Background()) was still running after 20s")
-		c.Close()
-		err = <-done
-	}
+	err = testenv.AcquireOrGiveUp(t, c, 20*time.Second)
 	took = time.Since(start)
 	if err == nil {
 		t.Fatal("Acquire succeeded")

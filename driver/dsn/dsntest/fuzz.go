@@ -100,3 +100,24 @@ func distinctive(password string, others ...string) bool {
 	}
 	return true
 }
+
+// Printed checks that d's connector for each DSN of cases prints as its
+// value, and never shows secret, with any of [Verbs].
+func Printed(t *testing.T, d driver.Driver, secret string, cases map[string]string) {
+	t.Helper()
+	for dsn, want := range cases {
+		c, err := d.OpenConnector(dsn)
+		if err != nil {
+			t.Errorf("OpenConnector(%q): %v", dsn, err)
+			continue
+		}
+		if got := fmt.Sprint(c); got != want {
+			t.Errorf("OpenConnector(%q) = %s, want %s", dsn, got, want)
+		}
+		for _, verb := range Verbs {
+			if s := fmt.Sprintf(verb, c); strings.Contains(s, secret) {
+				t.Errorf("OpenConnector(%q) printed with %s shows the password: %s", dsn, verb, s)
+			}
+		}
+	}
+}
