@@ -70,9 +70,10 @@ readonly ETCDAUTH_PEER_PORT=23804
 readonly ZK_CLIENT_PORTS=(21811 21812 21813)
 readonly ZK_PEER_PORTS=(28881 28882 28883)
 readonly ZK_ELECTION_PORTS=(38881 38882 38883)
+readonly MYSQL_PORT=33061      # MariaDB (services.d/mysql.sh)
 # Taken by tools rather than by `up`: distlock bench's own Redis nodes with
 # two of them hung (7101-7105, its --hung-port); reserved for the drivers to
-# come: MariaDB 33061, NATS 42221-42223.
+# come: NATS 42221-42223.
 readonly PG_DB=distlock
 readonly PG_SUPERUSER=postgres
 readonly PG_PREFERRED_MAJOR=15
