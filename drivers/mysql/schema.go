@@ -1,0 +1,139 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/distlock/lock/driver"
+)
+
+// DefaultTable is the lease table's name when the DSN or [Config] names
+// none.
+const DefaultTable = "distlock_leases"
+
+// tableName is what a lease table's name may be: letters, digits and '_',
+// not starting with a digit, at most 64 bytes (MySQL's limit).
+var tableName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
+
+// table is a validated lease table name and the statements that use it.
+// The name is spliced into SQL text only after validation, and then
+// quoted. Keys, values and TTLs only ever travel as bind parameters.
+type table struct {
+	name  string // as configured
+	ident string // quoted with backticks
+
+	acquire, extend, release, transfer, inspect, poll, create string
+}
+
+// pollBatch is how many keys one poll statement asks about. A poll of
+// fewer keys repeats the last one, so that one prepared statement serves.
+const pollBatch = 16
+
+// newTable validates name ("" means DefaultTable) and writes the
+// statements on the table it names. The statements are one set that
+// MariaDB 10.6+ and MySQL 8.0+ both accept: no RETURNING, and no row
+// counts that depend on the connection's clientFoundRows flag. A grant
+// reports its fence through LAST_INSERT_ID(expr), which the server sends
+// back in the statement's OK packet. See DESIGN.md.
+func newTable(name string) (*table, error) {
+	if name == "" {
+		name = DefaultTable
+	}
+	if !tableName.MatchString(name) {
+		if len(name) > 64 {
+			return nil, fmt.Errorf("table name is %d bytes long, over the maximum of 64", len(name))
+		}
+		return nil, errors.New("table name must be letters, digits and '_', not starting with a digit")
+	}
+	t := &table{name: name, ident: "`" + name + "`"}
+	const (
+		now     = "UTC_TIMESTAMP(6)"
+		expired = "`expires_at` <= " + now
+		live    = "`expires_at` > " + now
+		lease   = now + " + INTERVAL ? MICROSECOND"
+	)
+
+	// Acquire inserts the key's row, or takes it over if its lease has
+	// ended, in one statement under the row lock that ON DUPLICATE KEY
+	// UPDATE takes. The fence is raised in the same statement. The
+	// assignments are evaluated left to right, each seeing the columns
+	// already assigned, so expires_at comes last and every condition sees
+	// the old lease. The statement's LAST_INSERT_ID is the new fence on a
+	// grant, and 0 on a refusal (the VALUES row has set it to 1 before
+	// the duplicate was found, so a refusal must set it back).
+	t.acquire = "INSERT INTO " + t.ident + " (`lock_key`, `value`, `fence`, `expires_at`)\n" +
+		"VALUES (?, ?, LAST_INSERT_ID(1), " + lease + ")\n" +
+		"ON DUPLICATE KEY UPDATE\n" +
+		"`fence` = IF(" + expired + ", LAST_INSERT_ID(`fence` + 1), LAST_INSERT_ID(0) + `fence`),\n" +
+		"`value` = IF(" + expired + ", ?, `value`),\n" +
+		"`expires_at` = IF(" + expired + ", " + lease + ", `expires_at`)"
+
+	// Extend never revives a lease that has ended, even if nobody took the
+	// key since. LAST_INSERT_ID(fence) tells a match (a positive fence)
+	// from none (0), whatever the row count would say.
+	t.extend = "UPDATE " + t.ident + " SET `expires_at` = " + lease + ", `fence` = LAST_INSERT_ID(`fence`)\n" +
+		"WHERE `lock_key` = ? AND `value` = ? AND " + live
+
+	// Release ends the lease now and keeps the row, so that the key's
+	// fence never goes back. It always changes expires_at, so the row
+	// count is 1 on a match with or without clientFoundRows.
+	t.release = "UPDATE " + t.ident + " SET `expires_at` = " + now + "\n" +
+		"WHERE `lock_key` = ? AND `value` = ? AND " + live
+
+	// Transfer gives a live lease to a new value with the next fence.
+	t.transfer = "UPDATE " + t.ident + " SET `value` = ?, `fence` = LAST_INSERT_ID(`fence` + 1), `expires_at` = " + lease + "\n" +
+		"WHERE `lock_key` = ? AND `value` = ? AND " + live
+
+	t.inspect = "SELECT `value`, `fence`, TIMESTAMPDIFF(MICROSECOND, " + now + ", `expires_at`) FROM " + t.ident + "\n" +
+		"WHERE `lock_key` = ? AND " + live
+
+	// Poll lists which of up to pollBatch keys are held. It reads without
+	// locking (a consistent read of the latest committed rows).
+	t.poll = "SELECT `lock_key` FROM " + t.ident + " WHERE `lock_key` IN (?" + strings.Repeat(", ?", pollBatch-1) + ") AND " + live
+
+	t.create = "CREATE TABLE IF NOT EXISTS " + t.ident + ` (
+	` + "`lock_key`" + `   VARBINARY(512)  NOT NULL PRIMARY KEY,
+	` + "`value`" + `      VARBINARY(64)   NOT NULL,
+	` + "`fence`" + `      BIGINT UNSIGNED NOT NULL,
+	` + "`expires_at`" + ` DATETIME(6)     NOT NULL
+) ENGINE = InnoDB`
+	return t, nil
+}
+
+// ensure checks the session and the table in one round trip, and creates
+// the table if it is missing and create is set. The statements commit one
+// by one, so a session with autocommit off would hold every row lock it
+// took: that is refused.
+func (t *table) ensure(ctx context.Context, db *sql.DB, create bool) error {
+	var (
+		autocommit bool
+		database   sql.NullString
+		engine     sql.NullString
+	)
+	err := db.QueryRowContext(ctx, "SELECT @@autocommit, DATABASE(), (SELECT `ENGINE` FROM information_schema.`TABLES` "+
+		"WHERE `TABLE_SCHEMA` = DATABASE() AND `TABLE_NAME` = ?)", t.name).Scan(&autocommit, &database, &engine)
+	switch {
+	case err != nil:
+		return err
+	case !autocommit:
+		return fmt.Errorf("%w: the session has autocommit off, and the driver's statements must commit one by one", driver.ErrMisconfigured)
+	case !database.Valid:
+		return fmt.Errorf("%w: the connection has no database: name one in the DSN (user@tcp(host:3306)/dbname)", driver.ErrMisconfigured)
+	case engine.Valid && !strings.EqualFold(engine.String, "InnoDB"):
+		return fmt.Errorf("%w: table %s uses the %s engine; the driver needs InnoDB's row locks and transactions",
+			driver.ErrMisconfigured, t.name, engine.String)
+	case engine.Valid:
+		return nil
+	case !create:
+		return fmt.Errorf("%w: table %s does not exist, and the driver was told not to create it (distlock_create_table=false)",
+			driver.ErrMisconfigured, t.name)
+	}
+	if _, err := db.ExecContext(ctx, t.create); err != nil {
+		return fmt.Errorf("table %s: %w", t.name, err)
+	}
+	return nil
+}
