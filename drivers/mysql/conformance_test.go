@@ -63,3 +63,4 @@ func TestConformance_sharedPool(t *testing.T) {
 		TTL:     conformanceTTL,
 	})
 }
+
