@@ -63,4 +63,3 @@ func TestConformance_sharedPool(t *testing.T) {
 		TTL:     conformanceTTL,
 	})
 }
-
