@@ -3,6 +3,8 @@ package drivertest
 import (
 	"context"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -108,4 +110,51 @@ func BenchHandoff(b *testing.B, open func(b *testing.B) *lock.Client, baselineNa
 	b.Run(baselineName, func(b *testing.B) {
 		latency.Handoff(b, goroutines, hold, newBaseline(b))
 	})
+}
+
+// BenchParallelPaired measures goroutines goroutines, each on a key of its
+// own, running driver and then baseline (each one acquisition and release
+// of the key it is given) in turns of 100ms windows: every iteration is a
+// window of each, the one first in turn. So both meet the same load from
+// the rest of the machine and the same state of the backend (run in
+// blocks of their own, the rates of a shared machine move by 2x between
+// blocks). It reports both rates and their ratio, the figure to judge the
+// driver's throughput by.
+func BenchParallelPaired(b *testing.B, goroutines int, driver, baseline func(key string) error) {
+	ops := [2]func(key string) error{driver, baseline}
+	prefix := "paired/" + RandomHex(4) + "/"
+	var done [2]int64
+	var took [2]time.Duration
+	window := func(which int) {
+		var n atomic.Int64
+		var wg sync.WaitGroup
+		start := time.Now()
+		deadline := start.Add(100 * time.Millisecond)
+		for g := range goroutines {
+			key := prefix + strconv.Itoa(g)
+			wg.Go(func() {
+				for time.Now().Before(deadline) {
+					if err := ops[which](key); err != nil {
+						b.Error(err)
+						return
+					}
+					n.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		done[which] += n.Load()
+		took[which] += time.Since(start)
+	}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		window(i % 2)
+		window(1 - i%2)
+	}
+	d, base := float64(done[0])/took[0].Seconds(), float64(done[1])/took[1].Seconds()
+	b.ReportMetric(d, "driver-ops/s")
+	b.ReportMetric(base, "baseline-ops/s")
+	if base > 0 {
+		b.ReportMetric(d/base, "ops-ratio")
+	}
 }
