@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	mysqldriver "github.com/distlock/lock/drivers/mysql"
 	"github.com/distlock/lock/drivers/internal/secrettest"
+	mysqldriver "github.com/distlock/lock/drivers/mysql"
 	"github.com/distlock/lock/drivertest"
 )
 
