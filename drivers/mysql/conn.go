@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/distlock/lock/driver"
+	"github.com/distlock/lock/drivers/internal/inflight"
 )
 
 // statements are a table's statements, prepared on a pool. database/sql
@@ -55,15 +56,9 @@ type conn struct {
 	timeout time.Duration // the request timeout
 	poller  *poller
 
-	callsMu sync.Mutex
-	calls   map[*callID]context.CancelFunc // the calls in flight, for Close to end
-	closed  bool                           // Close has ended the calls in flight
-
+	calls     inflight.Calls // for Close to end
 	closeOnce sync.Once
 }
-
-// callID identifies a call in flight.
-type callID struct{}
 
 var (
 	_ driver.Conn       = (*conn)(nil)
@@ -76,7 +71,7 @@ var (
 )
 
 func newConn(db *sql.DB, owned bool, st *statements, t *table, timeout time.Duration) *conn {
-	c := &conn{db: db, owned: owned, st: st, t: t, timeout: timeout, calls: make(map[*callID]context.CancelFunc)}
+	c := &conn{db: db, owned: owned, st: st, t: t, timeout: timeout}
 	c.poller = newPoller(c)
 	return c
 }
@@ -91,33 +86,14 @@ func micros(ttl time.Duration) int64 {
 // the request timeout (with errTimedOut as its cause), or when the
 // connection closes. The call must call done when it returns.
 func (c *conn) request(ctx context.Context) (_ context.Context, done func()) {
-	ctx, cancel := context.WithTimeoutCause(ctx, c.timeout, errTimedOut)
-	id := new(callID)
-	c.callsMu.Lock()
-	defer c.callsMu.Unlock()
-	if c.closed {
-		cancel()
-		return ctx, cancel
-	}
-	c.calls[id] = cancel
-	return ctx, func() {
-		c.callsMu.Lock()
-		delete(c.calls, id)
-		c.callsMu.Unlock()
-		cancel()
-	}
+	return c.calls.Begin(ctx, c.timeout, errTimedOut)
 }
 
 // fail marks err, the failure of a call under ctx, as errClosed if Close
 // ended the call, and as [failure] does otherwise.
 func (c *conn) fail(ctx context.Context, err error) error {
-	if errors.Is(context.Cause(ctx), context.Canceled) {
-		c.callsMu.Lock()
-		closed := c.closed
-		c.callsMu.Unlock()
-		if closed {
-			return fmt.Errorf("%w: %w", errClosed, err)
-		}
+	if c.calls.EndedByClose(ctx) {
+		return fmt.Errorf("%w: %w", errClosed, err)
 	}
 	return failure(ctx, err, c.timeout)
 }
@@ -245,12 +221,7 @@ const closeTimeout = time.Second
 // the cancelled calls end.
 func (c *conn) Close() error {
 	c.closeOnce.Do(func() {
-		c.callsMu.Lock()
-		c.closed = true
-		for _, cancel := range c.calls {
-			cancel()
-		}
-		c.callsMu.Unlock()
+		c.calls.Close()
 		c.poller.close()
 		if c.owned {
 			c.st.close()

@@ -69,26 +69,12 @@ func wrongPassword(t testing.TB) string {
 func TestTLSAndPassword(t *testing.T) {
 	dsn := tlsDSN(t)
 	table := freshTable(t, server(t))
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	try := func(dsn string) error {
-		c, err := lock.Open("mysql", drivertest.WithParams(dsn, "distlock_table", table))
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		l, err := c.TryAcquire(ctx, "tls")
-		if err != nil {
-			return err
-		}
-		return l.Release(ctx)
-	}
+	try := func(dsn string) error { return acquireOnTable(dsn, table) }
 	if err := try(dsn); err != nil {
 		t.Fatalf("TLS with the CA and the password: %v", err)
 	}
-	var cipher string
-	var name string
-	if err := admin(t, dsn).QueryRowContext(ctx, "SHOW SESSION STATUS LIKE 'Ssl_cipher'").Scan(&name, &cipher); err != nil || cipher == "" {
+	var cipher, name string
+	if err := admin(t, dsn).QueryRowContext(t.Context(), "SHOW SESSION STATUS LIKE 'Ssl_cipher'").Scan(&name, &cipher); err != nil || cipher == "" {
 		t.Errorf("the connection is not TLS: cipher %q, %v", cipher, err)
 	}
 
@@ -121,4 +107,21 @@ func fromURL(s string) string {
 		dsn += "?" + u.RawQuery
 	}
 	return dsn
+}
+
+// acquireOnTable opens a client on dsn and table, takes a lock and
+// releases it.
+func acquireOnTable(dsn, table string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := lock.Open("mysql", drivertest.WithParams(dsn, "distlock_table", table))
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	l, err := c.TryAcquire(ctx, "tls")
+	if err != nil {
+		return err
+	}
+	return l.Release(ctx)
 }
