@@ -18,6 +18,22 @@ func TestNew_noDialect(t *testing.T) {
 	}
 }
 
+// A dialect that is not the database's fails at New, loudly, before any
+// admission.
+func TestNew_wrongDialect(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b *backend) {
+		db := b.open(t)
+		other := sqlguard.PostgreSQL
+		if b.dialect == sqlguard.PostgreSQL {
+			other = sqlguard.MySQL
+		}
+		table := freshName(t, b, db)
+		if _, err := sqlguard.New(t.Context(), db, sqlguard.Config{Dialect: other, Table: table}); err == nil {
+			t.Fatalf("New(%v) on a %s database succeeded, want an error", other, b.name)
+		}
+	})
+}
+
 func TestNew_badTableNames(t *testing.T) {
 	bad := []string{
 		"fences; DROP TABLE users",
