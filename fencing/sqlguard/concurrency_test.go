@@ -17,11 +17,17 @@ import (
 )
 
 const (
-	writers   = 32
-	maxToken  = 150
 	resource  = "account/1"
 	maxRepeat = 3 // each token is written 1 to maxRepeat times
 )
+
+// load is how writesInOrder writes: with how many writers at once, the
+// tokens 1 to maxToken, and the order of the writes.
+type load struct {
+	writers  int
+	maxToken fencing.Token
+	order    func([]fencing.Token)
+}
 
 // orders are the orders in which the writers take the tokens.
 var orders = []struct {
@@ -107,7 +113,7 @@ func TestConcurrentWriters(t *testing.T) {
 				t.Run(w.name+"/"+o.name, func(t *testing.T) {
 					db := b.open(t)
 					g, table := newGuard(t, b, db, "_data", "_log")
-					for _, p := range writesInOrder(t, b, db, g, table, writers, o.order, w.write) {
+					for _, p := range writesInOrder(t, b, db, g, table, load{32, 100, o.order}, w.write) {
 						t.Error(p)
 					}
 				})
@@ -153,14 +159,14 @@ func TestConcurrentWriters_catchBrokenGuards(t *testing.T) {
 		}
 		for _, br := range broken {
 			t.Run(br.name, func(t *testing.T) {
-				// Fewer writers do, each with a connection for an admission
-				// besides its transaction's.
-				const n = 8
+				// Fewer writers and tokens do. Each writer has a connection
+				// for an admission besides its transaction's.
+				l := load{writers: 8, maxToken: 60, order: nearlyAscending(4)}
 				db := b.open(t)
-				db.SetMaxOpenConns(2 * n)
+				db.SetMaxOpenConns(2 * l.writers)
 				g, table := newGuard(t, b, db, "_data", "_log")
 				g = sqlguard.Broken(g, br.admit(db))
-				problems := writesInOrder(t, b, db, g, table, n, nearlyAscending(4), viaDo)
+				problems := writesInOrder(t, b, db, g, table, l, viaDo)
 				if len(problems) == 0 {
 					t.Fatal("writesInOrder found nothing wrong with a broken guard")
 				}
@@ -170,14 +176,14 @@ func TestConcurrentWriters_catchBrokenGuards(t *testing.T) {
 	})
 }
 
-// writesInOrder has n writers write through g at once, with the tokens
-// 1..maxToken in the given order, some of them several times. Each
+// writesInOrder has l.writers write through g at once, with the tokens 1
+// to l.maxToken in l.order, some of them several times. Each
 // admitted write sets the protected value to its token and appends the
 // token to a log table, in the same transaction. It returns what it found
 // wrong: the value is not the highest token's, a refusal was not a stale
 // error naming a newer token, the log does not hold exactly the admitted
 // writes, or logged tokens decrease (a later write carried an older token).
-func writesInOrder(t *testing.T, b *backend, db *sql.DB, g *sqlguard.Guard, table string, n int, order func([]fencing.Token), write writer) (problems []string) {
+func writesInOrder(t *testing.T, b *backend, db *sql.DB, g *sqlguard.Guard, table string, l load, write writer) (problems []string) {
 	t.Helper()
 	data := newValueTable(t, b, db, table)
 	log := b.quote(table + "_log")
@@ -198,12 +204,12 @@ func writesInOrder(t *testing.T, b *backend, db *sql.DB, g *sqlguard.Guard, tabl
 	})
 
 	var work []fencing.Token
-	for tok := fencing.Token(1); tok <= maxToken; tok++ {
+	for tok := fencing.Token(1); tok <= l.maxToken; tok++ {
 		for range 1 + rand.IntN(maxRepeat) {
 			work = append(work, tok)
 		}
 	}
-	order(work)
+	l.order(work)
 	queue := make(chan fencing.Token, len(work))
 	for _, tok := range work {
 		queue <- tok
@@ -221,7 +227,7 @@ func writesInOrder(t *testing.T, b *backend, db *sql.DB, g *sqlguard.Guard, tabl
 		defer mu.Unlock()
 		problems = append(problems, fmt.Sprintf(format, args...))
 	}
-	for range n {
+	for range l.writers {
 		wg.Go(func() {
 			for tok := range queue {
 				err := do(t.Context(), tok)
@@ -243,14 +249,14 @@ func writesInOrder(t *testing.T, b *backend, db *sql.DB, g *sqlguard.Guard, tabl
 	}
 	wg.Wait()
 
-	if v := value(t, b, db, data, resource); v != maxToken {
-		report("protected value = %d, want %d, the highest token's", v, maxToken)
+	if v := value(t, b, db, data, resource); v != int64(l.maxToken) {
+		report("protected value = %d, want %d, the highest token's", v, l.maxToken)
 	}
-	if got := newest(t, b, db, table, resource); got != maxToken {
-		report("fence = %d, want %d", got, maxToken)
+	if got := newest(t, b, db, table, resource); got != l.maxToken {
+		report("fence = %d, want %d", got, l.maxToken)
 	}
-	if admitted[maxToken] == 0 || refused == 0 {
-		report("%d writes of the highest token admitted, %d writes refused; want both above 0", admitted[maxToken], refused)
+	if admitted[l.maxToken] == 0 || refused == 0 {
+		report("%d writes of the highest token admitted, %d writes refused; want both above 0", admitted[l.maxToken], refused)
 	}
 	rows, err := db.QueryContext(t.Context(), "SELECT token FROM "+log+" ORDER BY id")
 	if err != nil {
@@ -274,7 +280,7 @@ func writesInOrder(t *testing.T, b *backend, db *sql.DB, g *sqlguard.Guard, tabl
 			report("log row %d has token %d after token %d: a write with an older token landed after a newer one", i, tok, logged[i-1])
 		}
 	}
-	for tok := fencing.Token(1); tok <= maxToken; tok++ {
+	for tok := fencing.Token(1); tok <= l.maxToken; tok++ {
 		if admitted[tok] != counts[tok] {
 			report("token %d: %d writes admitted, %d logged", tok, admitted[tok], counts[tok])
 		}
