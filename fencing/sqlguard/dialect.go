@@ -61,17 +61,15 @@ var dialects = map[Dialect]*dialect{
 	PostgreSQL: &postgresDialect,
 }
 
-// mysqlDialect is MySQL's and MariaDB's. Neither MySQL nor MariaDB before
-// 10.5 has RETURNING, so the admit statement hands the fence back through
-// LAST_INSERT_ID(expr), which the server returns with the statement's
-// result on either path: the insert of a new row, or the update of an
-// existing one under its row lock. GREATEST keeps the higher of the stored
-// fence and the token, so a stale token leaves the fence as it was, and the
-// caller tells stale from fresh by comparing the fence with its token.
-// The row counts of ON DUPLICATE KEY UPDATE, which change with the
-// connection's clientFoundRows flag, are never read. The token is bound
-// twice rather than read back with VALUES(), which MySQL 8.0.20 deprecated,
-// or with a row alias, which MariaDB lacks.
+// mysqlDialect is MySQL's and MariaDB's. MySQL has no RETURNING, so the
+// admit statement hands the fence back through LAST_INSERT_ID(expr). The
+// server returns that value with the statement's result, on the insert of
+// a new row and on the update of an existing one alike. GREATEST leaves a
+// higher fence as it was, so the token was admitted if the fence equals it.
+// The row counts of ON DUPLICATE KEY UPDATE, which the connection's
+// clientFoundRows flag changes, are never read. The token is bound twice.
+// VALUES(), which MySQL 8.0.20 deprecated, and a row alias, which MariaDB
+// lacks, are not needed. DESIGN.md says why this is safe.
 var mysqlDialect = dialect{
 	name:     "MySQL",
 	maxIdent: 64,
