@@ -30,21 +30,18 @@ func (l *Lock) KeepAlive() (stop func()) { return l.keepAlive(context.Background
 
 // keepAlive is KeepAlive, logging with ctx's values (it outlives ctx),
 // and calling onEnd, if not nil, with the cause if the lock ends before
-// stop is called. onEnd runs the moment Done closes, on a goroutine of its
-// own, so that an extension or a release in progress never delays it.
+// stop is called. onEnd runs the moment Done closes, on the goroutine that
+// closes it (the validity's timer, say), so that neither an extension or a
+// release in progress nor a goroutine's wake-up delays it. onEnd must be
+// quick: cancelling a context is.
 func (l *Lock) keepAlive(ctx context.Context, onEnd func(cause error)) (stop func()) {
 	kctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
 	wg.Go(func() { l.keep(kctx) })
 	if onEnd != nil {
-		ended := l.Done()
-		wg.Go(func() {
-			select {
-			case <-ended:
-				if kctx.Err() == nil {
-					onEnd(l.Err())
-				}
-			case <-kctx.Done():
+		l.whenDone(func() {
+			if kctx.Err() == nil {
+				onEnd(l.Err())
 			}
 		})
 	}

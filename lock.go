@@ -153,8 +153,7 @@ func (l *Lock) extended(ctx context.Context, ttl time.Duration, start, deadline 
 		l.giveBack(ctx)
 		return fmt.Errorf("%w: the extension came back after its validity ran out", ErrNotHeld)
 	case errors.Is(err, driver.ErrNotHeld):
-		l.expire(start, errKnownLost)
-		l.finish(lost, causeKnownLost)
+		l.knownLost(start)
 		return translate(err, driver.ErrNotHeld, ErrNotHeld)
 	case !inTime:
 		// The extension may have landed, so give the key back.
@@ -263,12 +262,26 @@ func (l *Lock) handOver(ctx context.Context, h *handover, start time.Time) error
 // and announces its end. The backend may still keep the lease. l.mu must
 // be held.
 func (l *Lock) expire(t time.Time, why error) {
+	l.countLost(t, why)
+	l.announceEnd()
+}
+
+// countLost is expire without the announcement, for a caller that sets
+// the lock's final state before announcing it. l.mu must be held.
+func (l *Lock) countLost(t time.Time, why error) {
 	l.endBy(t)
 	if l.state.CompareAndSwap(held, expired) {
 		l.c.stats.lost.Add(1)
 		l.c.lost(context.Background(), l.key, why)
 	}
-	l.announceEnd()
+}
+
+// knownLost records that the backend, asked at start, said that it does
+// not hold the lock. The end is announced once the state says so, so that
+// Do's function is cancelled with the right cause. l.mu must be held.
+func (l *Lock) knownLost(start time.Time) {
+	l.countLost(start, errKnownLost)
+	l.finish(lost, causeKnownLost)
 }
 
 // finish records that the lock ended in state s, one of the ended states.
@@ -291,8 +304,7 @@ func (l *Lock) recordRelease(start time.Time) {
 // notHeld records that the backend, asked at start, said that the lock was
 // not held, and returns Release's error. l.mu must be held.
 func (l *Lock) notHeld(start time.Time, err error) error {
-	l.expire(start, errKnownLost)
-	l.finish(lost, causeKnownLost)
+	l.knownLost(start)
 	return opError("release", l.key, translate(err, driver.ErrNotHeld, ErrNotHeld))
 }
 

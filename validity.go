@@ -132,6 +132,30 @@ type lockEnd struct {
 	ch    chan struct{} // made by the first Done
 	timer *time.Timer   // fires at ValidUntil, while ch is open
 	over  bool          // the end has been announced (ch closed, if made)
+	// hook runs when the end is announced, under mu, so that Do's
+	// function is cancelled by the timer's own goroutine rather than one
+	// woken by the channel: on a loaded machine each wake-up can cost
+	// milliseconds. It must not block.
+	hook func()
+}
+
+// whenDone arranges for f to run the moment the lock ends, as Done is
+// closed, or at once if it has ended. f runs with the end's mutex held,
+// so it must be quick and must not call Done. It starts Done's timer.
+func (l *Lock) whenDone(f func()) {
+	l.Done()
+	e := &l.end
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.over {
+		f()
+		return
+	}
+	if prev := e.hook; prev != nil {
+		e.hook = func() { prev(); f() }
+		return
+	}
+	e.hook = f
 }
 
 // timerFired runs when the timer of Done fires. It ends the lock if its
@@ -169,6 +193,10 @@ func (e *lockEnd) announce() {
 	e.over = true
 	if e.ch != nil {
 		close(e.ch)
+	}
+	if e.hook != nil {
+		e.hook()
+		e.hook = nil
 	}
 	if e.timer != nil {
 		e.timer.Stop()

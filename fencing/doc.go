@@ -12,10 +12,11 @@
 // A [Guard] makes the check and the write one atomic step. [MemoryGuard]
 // guards a resource in this process. fencing/pgguard guards one in
 // PostgreSQL, where the check runs in the writer's transaction.
-// fencing/redisguard guards one in Redis, where a script checks and
-// writes. Equal tokens are admitted, so that a holder may write several
-// times under one lock. A refused token gives a [*StaleError], which
-// matches [ErrStale].
+// fencing/sqlguard does the same over database/sql, in MySQL, MariaDB or
+// PostgreSQL. fencing/redisguard guards one in Redis, where a script
+// checks and writes. Equal tokens are admitted, so that a holder may write
+// several times under one lock. A refused token gives a [*StaleError],
+// which matches [ErrStale].
 //
 // Over HTTP, a client sends the token in the [Header] (Fencing-Token) with
 // [Transport] or [SetHeader]. [Middleware] runs the guard on the server,

@@ -43,8 +43,9 @@ func (e *StaleError) Is(target error) bool { return target == ErrStale }
 //
 // The check and the write are one atomic step. No write with an older
 // token can land between them. [MemoryGuard] implements Guard in memory.
-// fencing/pgguard implements it in PostgreSQL, where the write runs in the
-// check's transaction. fencing/redisguard checks in Redis, where a Go
+// fencing/pgguard implements it in PostgreSQL, and fencing/sqlguard over
+// database/sql, where the write runs in the check's transaction.
+// fencing/redisguard checks in Redis, where a Go
 // function cannot join a script. So it does not implement Guard, but
 // carries the write (SET, HSET) in the checking script instead.
 type Guard interface {

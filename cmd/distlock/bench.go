@@ -18,9 +18,6 @@ import (
 // as shells have it); it prints what it measured until then.
 const exitInterrupted = 130
 
-// benchDrivers are the drivers bench measures, in the table's order.
-var benchDrivers = []string{"memory", "goredis", "redigo", "postgres", "mongodb", "etcd", "zookeeper"}
-
 // benchFlags are the command line of 'distlock bench'.
 type benchFlags struct {
 	drivers  []string
@@ -94,7 +91,11 @@ func benchExitCode(bf *benchFlags, r *benchmark.Report) int {
 func benchPlan(bf *benchFlags) benchmark.Plan {
 	plan := benchmark.Plan{Duration: bf.duration, Hold: time.Millisecond, HungBasePort: bf.hungPort}
 	for _, d := range bf.drivers {
-		plan.Targets = append(plan.Targets, benchmark.Target{Driver: d, DSN: bf.dsn[d]})
+		t := benchmark.Target{Driver: d, DSN: bf.dsn[d]}
+		if t.DSN == "" {
+			t.Skip = fmt.Sprintf("no DSN: give --dsn-%s, or set $%s", d, benchEnvDSN(d))
+		}
+		plan.Targets = append(plan.Targets, t)
 	}
 	switch path, err := exec.LookPath("redis-server"); {
 	case bf.noHung:
@@ -152,8 +153,8 @@ func parseBenchDrivers(s string) ([]string, error) {
 		d = strings.TrimSpace(d)
 		switch {
 		case d == "":
-		case !slices.Contains(benchDrivers, d):
-			return nil, fmt.Errorf("--drivers: unknown driver %q (known: %s)", d, strings.Join(benchDrivers, ", "))
+		case !slices.Contains(benchDrivers(), d):
+			return nil, fmt.Errorf("--drivers: unknown driver %q (known: %s)", d, strings.Join(benchDrivers(), ", "))
 		case !slices.Contains(out, d):
 			out = append(out, d)
 		}

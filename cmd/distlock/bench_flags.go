@@ -39,7 +39,8 @@ const (
 	benchZKRoot         = "/distlock-bench"
 )
 
-const benchUsage = `Usage: distlock bench [flags]
+// benchUsage is bench's --help text.
+var benchUsage = `Usage: distlock bench [flags]
 
 Measures every driver side by side: uncontended acquire+release latency
 (p50/p99, one goroutine, TryAcquire+Release), throughput of 16 goroutines on
@@ -52,21 +53,11 @@ stdout, progress to stderr. A driver whose server does not answer is skipped,
 and the table says how to start the test servers (scripts/services.sh up).
 
 Flags:
-  --drivers LIST      comma-separated (default memory,goredis,redigo,postgres,mongodb,etcd,zookeeper)
+  --drivers LIST      comma-separated (default: ` + strings.Join(benchDrivers(), ",") + `)
   --duration D        each measurement's length (default 2s: about a minute in all)
   --json FILE         write every figure and the machine's facts as JSON
   --svg FILE          write a self-contained SVG chart
-  --dsn-goredis DSN   default: redis:// URLs of $DISTLOCK_REDIS_ADDRS, else 127.0.0.1:7001-7005 (N=5)
-  --dsn-redigo DSN    default: as --dsn-goredis
-  --dsn-postgres DSN  default: $DISTLOCK_POSTGRES_DSN, else ` + benchPostgresDSN + `,
-                      with ` + benchPostgresParams + `
-  --dsn-mongodb URI   default: $DISTLOCK_MONGODB_URI, else ` + benchMongoURI + `,
-                      with ` + benchMongoParams + ` (dropped at the end)
-  --dsn-etcd DSN      default: etcd:// of $DISTLOCK_ETCD_ENDPOINTS, else ` + benchEtcdHosts + `,
-                      with ` + benchEtcdParams + `
-  --dsn-zookeeper DSN default: zk:// of $DISTLOCK_ZOOKEEPER_SERVERS, else ` + benchZKServers + `,
-                      with the chroot ` + benchZKRoot + `
-  --hung-port N       first port of bench's own Redis nodes (default 7101; never 6379)
+` + benchDSNHelp() + `  --hung-port N       first port of bench's own Redis nodes (default 7101; never 6379)
   --no-hung           skip the measurement with nodes hung
 
 Examples:
@@ -85,11 +76,11 @@ func parseBenchFlags(args []string, stdout, stderr io.Writer) (*benchFlags, int)
 	bf := &benchFlags{dsn: make(map[string]string)}
 	fs := flag.NewFlagSet("distlock bench", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	drivers := fs.String("drivers", strings.Join(benchDrivers, ","), "")
+	drivers := fs.String("drivers", strings.Join(benchDrivers(), ","), "")
 	fs.DurationVar(&bf.duration, "duration", 2*time.Second, "")
 	fs.StringVar(&bf.jsonPath, "json", "", "")
 	fs.StringVar(&bf.svgPath, "svg", "", "")
-	for _, d := range benchDrivers[1:] {
+	for _, d := range benchDrivers()[1:] {
 		fs.Func("dsn-"+d, "", func(s string) error { bf.dsn[d] = s; return nil })
 	}
 	fs.IntVar(&bf.hungPort, "hung-port", 7101, "")
@@ -127,35 +118,13 @@ func checkBenchFlags(fs *flag.FlagSet, bf *benchFlags, drivers string) error {
 		return fmt.Errorf("--hung-port %d: want the first of %d free ports from 1024 up, never Redis's 6379", bf.hungPort, benchmark.HungNodeCount)
 	}
 	run := benchRunID()
-	for _, d := range benchDrivers {
+	for _, d := range benchDrivers() {
 		if bf.dsn[d] == "" {
 			bf.dsn[d] = benchDefaultDSN(d, os.Getenv, run)
 			bf.mongoGrants = bf.mongoGrants.or(d, bf.dsn[d], os.Getenv, run)
 		}
 	}
 	return nil
-}
-
-// benchDefaultDSN returns the DSN bench uses for driver d when no --dsn flag
-// names one, from the environment getenv reads, else the test servers',
-// for the run named run.
-func benchDefaultDSN(d string, getenv func(string) string, run string) string {
-	switch d {
-	case "goredis", "redigo":
-		addrs := strings.Split(cmp.Or(getenv("DISTLOCK_REDIS_ADDRS"), benchRedisAddrs), ",")
-		return "redis://" + strings.Join(addrs, ",redis://")
-	case "postgres":
-		return benchWithParams(cmp.Or(getenv("DISTLOCK_POSTGRES_DSN"), benchPostgresDSN), benchPostgresParams)
-	case "mongodb":
-		return benchWithParams(benchMongoBase(getenv), strings.Replace(benchMongoParams, "RUN", run, 1))
-	case "etcd":
-		hosts := cmp.Or(getenv("DISTLOCK_ETCD_ENDPOINTS"), benchEtcdHosts)
-		hosts = strings.NewReplacer("http://", "", "https://", "").Replace(hosts)
-		return "etcd://" + hosts + "?" + benchEtcdParams
-	case "zookeeper":
-		return "zk://" + cmp.Or(getenv("DISTLOCK_ZOOKEEPER_SERVERS"), benchZKServers) + benchZKRoot
-	}
-	return benchMemoryStore
 }
 
 // benchWithParams adds params (k=v&k=v) to a URL's query, or to a keyword/value

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -13,6 +14,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/distlock/lock"
 	"github.com/distlock/lock/internal/redistest"
 	"github.com/distlock/lock/internal/testenv"
 )
@@ -85,9 +87,18 @@ func TestBench_memoryTableJSONAndSVG(t *testing.T) {
 }
 
 func TestBench_unreachableServersSkipped(t *testing.T) {
+	for _, d := range benchDrivers() {
+		if !slices.ContainsFunc(benchDefaults, func(row benchDefault) bool { return row.driver == d }) {
+			t.Setenv(benchEnvDSN(d), "") // no DSN: skipped as well
+		}
+	}
 	r := benchResult(t, append([]string{"--duration", "50ms"}, unreachable...)...)
 	r.wantCode(t, exitOK) // by default, a server that is down is no error: memory is measured
-	for _, want := range []string{"\nmemory ", "skipped goredis: ", "skipped redigo: ", "skipped postgres: ", "skipped mongodb: ", "skipped etcd: ", "skipped zookeeper: ", "scripts/services.sh up"} {
+	wants := []string{"\nmemory ", "scripts/services.sh up"}
+	for _, d := range benchDrivers()[1:] {
+		wants = append(wants, "skipped "+d+": ")
+	}
+	for _, want := range wants {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
 		}
@@ -160,6 +171,38 @@ func TestBenchDefaultDSN_environmentOrTestServers(t *testing.T) {
 		if c.noStandards && (strings.Contains(got, ":6379") || strings.Contains(got, ":5432/")) {
 			t.Errorf("benchDefaultDSN(%s) = %q: a standard port", c.driver, got)
 		}
+	}
+}
+
+func TestBenchDrivers_everyRegisteredDriverAfterTheRows(t *testing.T) {
+	got := benchDrivers()
+	for i, row := range benchDefaults {
+		if got[i] != row.driver {
+			t.Fatalf("benchDrivers() = %v: want the rows of benchDefaults first", got)
+		}
+	}
+	for _, d := range lock.Drivers() {
+		if !slices.Contains(got, d) {
+			t.Errorf("benchDrivers() = %v lacks the registered driver %q", got, d)
+		}
+	}
+	if len(got) != len(lock.Drivers()) {
+		t.Errorf("benchDrivers() = %v, registered %v: a row names a driver the command does not import", got, lock.Drivers())
+	}
+}
+
+func TestBenchDefaultDSN_driverWithoutARowTakesItsVariable(t *testing.T) {
+	env := map[string]string{"DISTLOCK_NEWDB_DSN": "u@tcp(127.0.0.1:1)/x"}
+	if got := benchDefaultDSN("newdb", func(k string) string { return env[k] }, "r1"); got != env["DISTLOCK_NEWDB_DSN"] {
+		t.Errorf("benchDefaultDSN(newdb) = %q, want $DISTLOCK_NEWDB_DSN", got)
+	}
+	bf := &benchFlags{drivers: []string{"newdb"}, dsn: map[string]string{}, noHung: true}
+	plan := benchPlan(bf)
+	if len(plan.Targets) != 1 || !strings.Contains(plan.Targets[0].Skip, "--dsn-newdb") || !strings.Contains(plan.Targets[0].Skip, "$DISTLOCK_NEWDB_DSN") {
+		t.Errorf("a driver without a DSN: targets %+v, want it skipped, naming the flag and the variable", plan.Targets)
+	}
+	if !strings.Contains(benchUsage, "--dsn-") {
+		t.Errorf("usage lacks the --dsn flags:\n%s", benchUsage)
 	}
 }
 

@@ -23,14 +23,6 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-
-	_ "github.com/distlock/lock/drivers/etcd"      // registers "etcd"
-	_ "github.com/distlock/lock/drivers/goredis"   // registers "goredis"
-	_ "github.com/distlock/lock/drivers/memory"    // registers "memory"
-	_ "github.com/distlock/lock/drivers/mongodb"   // registers "mongodb"
-	_ "github.com/distlock/lock/drivers/postgres"  // registers "postgres"
-	_ "github.com/distlock/lock/drivers/redigo"    // registers "redigo"
-	_ "github.com/distlock/lock/drivers/zookeeper" // registers "zookeeper"
 )
 
 // Exit codes, as the package documentation lists them.

@@ -10,7 +10,8 @@
 // follow the hosts, and the driver's [Params]: a table of names, kinds,
 // defaults and documentation that [Grammar.Parse] applies. A driver whose
 // client library parses its own URLs takes only its parameters out of them,
-// with [Params.Take], and lets the library parse the rest.
+// with [Params.Take], and lets the library parse the rest. A DSN that is a
+// list of such URLs, one per server, is split by [SplitURLs].
 //
 // No error of this package quotes a password. [DSN.String] shows the
 // password as xxxxx, and [Redact] takes a DSN's passwords out of the

@@ -202,3 +202,47 @@ func ExampleGrammar_Parse() {
 	// etcd://app:xxxxx@10.0.0.1:2379,10.0.0.2:2380?request_timeout=2s
 	// invalid DSN: unknown parameter "request_timeot" (the driver knows request_timeout)
 }
+
+func TestSplitURLs(t *testing.T) {
+	ps := dsn.Params{
+		{Name: "timeout", Kind: dsn.Duration, Doc: "Bounds a call."},
+		{Name: "fenced", Kind: dsn.Bool, Doc: "Whether grants carry tokens."},
+	}
+	urls, v, err := dsn.SplitURLs("s://:pw@a:1/0?timeout=2s&db=3, t://b:2?timeout=2s&fenced=true,s://c", []string{"s", "t"}, ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(urls, " "), "s://:pw@a:1/0?db=3 t://b:2 s://c"; got != want {
+		t.Errorf("urls %q, want %q", got, want)
+	}
+	if v.Duration("timeout") != 2*time.Second || !v.Bool("fenced") {
+		t.Errorf("values: timeout %v, fenced %v", v.Duration("timeout"), v.Bool("fenced"))
+	}
+	for bad, want := range map[string]string{
+		"s://a,":                          "URL 2 has the scheme",
+		"x://:s3cret@a":                   `the scheme "x", want s or t`,
+		"s://a,s://":                      "URL 2 names no host",
+		"s://:s3cret@a:1?timeout=-1s":     "timeout",
+		"s://a?fenced=1,s://b?fenced=0":   "parameter fenced is given two values",
+		"s://a?fenced=1&fenced=1":         "parameter fenced is given two values",
+		"s://:s3c/ret@a:bad":              "URL 1 is malformed",
+		"s://:s3cret@a\x7f":               "URL 1 is malformed",
+		"s://a:1,t://:s3c?ret@b:2/%zz":    "URL 2 is malformed",
+		"s://a:1,\x00s3cret":              "URL 2 is malformed",
+		"s://a,t://b,s://:s3cret@c:99999": "", // the client library checks ports
+	} {
+		_, _, err := dsn.SplitURLs(bad, []string{"s", "t"}, ps)
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("SplitURLs(%q): %v", bad, err)
+		case want == "":
+		case err == nil:
+			t.Errorf("SplitURLs(%q) succeeded, want an error with %q", bad, want)
+		case !strings.Contains(err.Error(), want):
+			t.Errorf("SplitURLs(%q) = %q, want %q in it", bad, err, want)
+		}
+		if err != nil && strings.Contains(err.Error(), "s3c") {
+			t.Errorf("SplitURLs(%q) = %q: it quotes the password", bad, err)
+		}
+	}
+}

@@ -24,5 +24,7 @@ func TestConformance(t *testing.T) {
 		Wakeups:   true,
 		TTL:       timeouts.TTL,
 		Faults:    c,
+		// A wrong password, on the member with authentication.
+		Misconfigured: wrongPasswordClient,
 	})
 }

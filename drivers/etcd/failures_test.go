@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/distlock/lock"
 	"github.com/distlock/lock/drivers/etcd"
 	"github.com/distlock/lock/drivertest"
 )
@@ -56,12 +57,8 @@ func TestTryAcquire_silentServerIsUnavailable(t *testing.T) {
 // no deadline, fails at once with an error matching lock.ErrMisconfigured
 // that shows no password. The right ones work.
 func TestAcquire_refusedCredentialsAreMisconfigured(t *testing.T) {
-	u, err := url.Parse(drivertest.Lookup(t, "DISTLOCK_ETCD_AUTH_DSN"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	u, query := authServer(t)
 	password, _ := u.User.Password()
-	query := "?prefix=distlock-test/" + drivertest.RandomHex(4) + "/&member_timeout=500ms&request_timeout=3s"
 	root := open(t, "etcd://"+u.User.String()+"@"+u.Host+query)
 	l, err := root.TryAcquire(drivertest.Context(t, 10*time.Second), "k")
 	if err != nil {
@@ -76,4 +73,23 @@ func TestAcquire_refusedCredentialsAreMisconfigured(t *testing.T) {
 		{"user without a role", "etcd://nobody:" + password + "@" + u.Host + query},
 		{"no user", "etcd://" + u.Host + query},
 	})
+}
+
+// authServer returns the URL of the member with authentication, its user
+// information included, and a query with a prefix of the test's own.
+func authServer(t *testing.T) (*url.URL, string) {
+	t.Helper()
+	u, err := url.Parse(drivertest.Lookup(t, "DISTLOCK_ETCD_AUTH_DSN"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u, "?prefix=distlock-test/" + drivertest.RandomHex(4) + "/&member_timeout=500ms&request_timeout=3s"
+}
+
+// wrongPasswordClient returns a client of the member with authentication
+// whose password is wrong, for Harness.Misconfigured.
+func wrongPasswordClient(t *testing.T) *lock.Client {
+	u, query := authServer(t)
+	password, _ := u.User.Password()
+	return drivertest.Open(t, "etcd", "etcd://"+u.User.Username()+":wrong-"+password+"@"+u.Host+query)
 }

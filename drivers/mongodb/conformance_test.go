@@ -21,6 +21,8 @@ func TestConformance(t *testing.T) {
 		Fencing:   true,
 		Extend:    true,
 		TTL:       ttl,
+		// A wrong password, on the FerretDB with passwords.
+		Misconfigured: wrongPasswordClient,
 	})
 }
 

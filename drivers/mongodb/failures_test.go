@@ -44,8 +44,27 @@ func viaProxy(t *testing.T, kv ...string) (*proxy, string) {
 }
 
 // A wrong password is a misconfiguration: Acquire ends at once, without
-// retrying and without showing the password.
+// retrying and without showing the password. The conformance suite checks
+// the same through Harness.Misconfigured.
 func TestAcquire_wrongPasswordIsMisconfigured(t *testing.T) {
+	c := wrongPasswordClient(t)
+	took, err := timed(func() error { _, err := c.Acquire(context.Background(), "k"); return err })
+	t.Logf("after %v: %v", took, err)
+	if !errors.Is(err, lock.ErrMisconfigured) || took > time.Second {
+		t.Errorf("Acquire took %v and returned %v, want an error matching ErrMisconfigured within 1s", took, err)
+	}
+	if err != nil && strings.Contains(err.Error(), wrongPassword) {
+		t.Error("the error shows the password")
+	}
+}
+
+// wrongPassword is the password that wrongPasswordClient gives.
+const wrongPassword = "not-the-password-4711"
+
+// wrongPasswordClient returns a client of the FerretDB with passwords
+// whose password is wrong.
+func wrongPasswordClient(t *testing.T) *lock.Client {
+	t.Helper()
 	uri := drivertest.Lookup(t, "DISTLOCK_MONGODB_TLS_URI")
 	release, err := drivertest.Hold(drivertest.Shared("postgres")) // that FerretDB keeps its data there
 	if err != nil {
@@ -56,17 +75,8 @@ func TestAcquire_wrongPasswordIsMisconfigured(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const wrong = "not-the-password-4711"
-	u.User = url.UserPassword(u.User.Username(), wrong)
-	c := open(t, drivertest.WithParams(u.String(), "distlock_database", testDB))
-	took, err := timed(func() error { _, err := c.Acquire(context.Background(), "k"); return err })
-	t.Logf("after %v: %v", took, err)
-	if !errors.Is(err, lock.ErrMisconfigured) || took > time.Second {
-		t.Errorf("Acquire took %v and returned %v, want an error matching ErrMisconfigured within 1s", took, err)
-	}
-	if err != nil && strings.Contains(err.Error(), wrong) {
-		t.Error("the error shows the password")
-	}
+	u.User = url.UserPassword(u.User.Username(), wrongPassword)
+	return open(t, drivertest.WithParams(u.String(), "distlock_database", testDB))
 }
 
 // Servers that cannot be reached as configured: Acquire ends at once

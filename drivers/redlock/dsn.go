@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"regexp"
 	"strings"
 
 	"github.com/distlock/lock/driver/dsn"
@@ -31,39 +30,11 @@ var Params = dsn.Params{
 // (one per independent master), into the node URLs, with the algorithm's
 // own parameters ([Params]) removed, and the options those parameters set.
 // Its errors never repeat a URL, which may hold a password.
-func ParseDSN(dsn string) (urls []string, opts []Option, err error) {
-	if strings.TrimSpace(dsn) == "" {
+func ParseDSN(s string) (urls []string, opts []Option, err error) {
+	if strings.TrimSpace(s) == "" {
 		return nil, nil, errors.New("redlock: empty DSN: want a comma-separated list of redis:// URLs")
 	}
-	given := make(url.Values)
-	for i, raw := range strings.Split(dsn, ",") {
-		raw = strings.TrimSpace(raw)
-		u, err := url.Parse(raw)
-		if err != nil {
-			return nil, nil, fmt.Errorf("redlock: URL #%d of the DSN is malformed: %s", i+1, urlProblem(err))
-		}
-		if u.Scheme != "redis" && u.Scheme != "rediss" {
-			return nil, nil, fmt.Errorf("redlock: URL #%d of the DSN: scheme %q, want redis or rediss", i+1, u.Scheme)
-		}
-		if u.Host == "" {
-			return nil, nil, fmt.Errorf("redlock: URL #%d of the DSN has no host", i+1)
-		}
-		q := u.Query()
-		for _, p := range Params {
-			vs, ok := q[p.Name]
-			switch {
-			case !ok:
-				continue
-			case len(vs) > 1 || given.Has(p.Name) && given.Get(p.Name) != vs[0]:
-				return nil, nil, fmt.Errorf("redlock: DSN parameter %s is given two values", p.Name)
-			}
-			given.Set(p.Name, vs[0])
-			q.Del(p.Name)
-		}
-		u.RawQuery = q.Encode()
-		urls = append(urls, u.String())
-	}
-	v, err := Params.Take(given)
+	urls, v, err := dsn.SplitURLs(s, []string{"redis", "rediss"}, Params)
 	if err != nil {
 		return nil, nil, fmt.Errorf("redlock: invalid DSN: %w", err)
 	}
@@ -77,21 +48,6 @@ func ParseDSN(dsn string) (urls []string, opts []Option, err error) {
 		opts = append(opts, WithKeyPrefix(v.String(ParamKeyPrefix)))
 	}
 	return urls, opts, nil
-}
-
-// quoted matches a Go-quoted string in an error message.
-var quoted = regexp.MustCompile(` ?"(?:[^"\\]|\\.)*"`)
-
-// urlProblem returns what url.Parse found wrong, without the parts of the
-// URL that its message quotes: a '/', '?' or '#' in a password ends the
-// host early, and the rest of the password would be quoted as a port or a
-// host name, as in `invalid port ":s3cret" after host`.
-func urlProblem(err error) string {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
-	}
-	return quoted.ReplaceAllString(err.Error(), "")
 }
 
 // urlAddr returns the host:port of a node's URL, which ParseDSN has

@@ -24,5 +24,7 @@ func TestConformance(t *testing.T) {
 		Wakeups:   true,
 		TTL:       timeouts.TTL,
 		Faults:    e,
+		// An identity that the ACL of a root of its own refuses.
+		Misconfigured: refusedIdentityClient,
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/distlock/lock"
 	"github.com/distlock/lock/drivers/zookeeper"
 	"github.com/distlock/lock/drivertest"
 )
@@ -53,14 +54,43 @@ func TestTryAcquire_silentServerIsUnavailable(t *testing.T) {
 // with other identities use it: Acquire, with no deadline, fails at once
 // with an error matching lock.ErrMisconfigured that shows no password.
 func TestAcquire_identityTheACLRefusesIsMisconfigured(t *testing.T) {
+	r := aclRoot(t)
+	drivertest.RefusedCredentials(t, "zookeeper", r.password, [][2]string{
+		{"wrong password", r.dsn("app:wrong-" + r.password + "@")},
+		{"another user", r.dsn("mallory:" + r.password + "@")},
+		{"no user", r.dsn("")},
+	})
+}
+
+// refusedIdentityClient returns a client whose identity the ACL of its
+// root refuses, for Harness.Misconfigured.
+func refusedIdentityClient(t *testing.T) *lock.Client {
+	r := aclRoot(t)
+	return drivertest.Open(t, "zookeeper", r.dsn("mallory:"+r.password+"@"))
+}
+
+// acl is a root of its own that only the digest user app may use.
+type acl struct {
+	password, hosts, root string
+}
+
+// dsn returns a DSN of the root with the user information userinfo.
+func (r acl) dsn(userinfo string) string {
+	return "zk://" + userinfo + r.hosts + r.root + "?request_timeout=2s&member_timeout=500ms"
+}
+
+// aclRoot makes a root at the top of the tree (its ACL must not fall on
+// other tests' nodes) whose nodes admit the digest user app alone, and
+// removes it when the test ends.
+func aclRoot(t *testing.T) acl {
+	t.Helper()
 	theEnsemble(t).healthy(t, 30*time.Second)
-	// A root of its own at the top: its ACL must not fall on other tests'
-	// nodes.
-	const password = "s3cr3t-pw"
-	root := "/distlock-test-acl-" + drivertest.RandomHex(4)
-	hosts := strings.Join(servers(t), ",")
-	query := "?request_timeout=2s&member_timeout=500ms"
-	owner := open(t, "zk://app:"+password+"@"+hosts+root+query)
+	r := acl{
+		password: "s3cr3t-pw",
+		hosts:    strings.Join(servers(t), ","),
+		root:     "/distlock-test-acl-" + drivertest.RandomHex(4),
+	}
+	owner := open(t, r.dsn("app:"+r.password+"@"))
 	l, err := owner.TryAcquire(drivertest.Context(t, 10*time.Second), "k")
 	if err != nil {
 		t.Fatal(err)
@@ -71,16 +101,12 @@ func TestAcquire_identityTheACLRefusesIsMisconfigured(t *testing.T) {
 	t.Cleanup(func() {
 		// Remove the root, as the user, once the clients let go.
 		authed := rawConn(t)
-		if err := authed.AddAuth("digest", []byte("app:"+password)); err != nil {
+		if err := authed.AddAuth("digest", []byte("app:"+r.password)); err != nil {
 			t.Log(err)
 			return
 		}
-		authed.Delete(root+"/k", -1)
-		authed.Delete(root, -1)
+		authed.Delete(r.root+"/k", -1)
+		authed.Delete(r.root, -1)
 	})
-	drivertest.RefusedCredentials(t, "zookeeper", password, [][2]string{
-		{"wrong password", "zk://app:wrong-" + password + "@" + hosts + root + query},
-		{"another user", "zk://mallory:" + password + "@" + hosts + root + query},
-		{"no user", "zk://" + hosts + root + query},
-	})
+	return r
 }

@@ -14,7 +14,7 @@
 //
 // Usage:
 //
-//	ferretdb -listen 127.0.0.1:27017 -dir /path/to/state [-log-level error] [-pidfile FILE]
+//	ferretdb -listen 127.0.0.1:27117 -dir /path/to/state [-log-level error] [-pidfile FILE]
 //	ferretdb -listen '' -listen-tls ADDR -tls-cert FILE -tls-key FILE \
 //		-handler postgresql -postgresql-url postgres://user@host:port/db [-pidfile FILE]
 //
@@ -68,7 +68,7 @@ type options struct {
 
 func run() error {
 	var o options
-	flag.StringVar(&o.listen, "listen", "127.0.0.1:27017", "TCP `address` to listen on (empty: none)")
+	flag.StringVar(&o.listen, "listen", "127.0.0.1:27117", "TCP `address` to listen on (empty: none)")
 	flag.StringVar(&o.listenTLS, "listen-tls", "", "TCP `address` to listen on for TLS (empty: none)")
 	flag.StringVar(&o.tlsCert, "tls-cert", "", "the TLS server certificate's PEM `file` (with -listen-tls)")
 	flag.StringVar(&o.tlsKey, "tls-key", "", "the TLS server key's PEM `file` (with -listen-tls)")

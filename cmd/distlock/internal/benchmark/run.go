@@ -33,6 +33,9 @@ const (
 type Target struct {
 	Driver string
 	DSN    string
+	// Skip, when set, says why the target is not measured: it is reported
+	// as skipped without being opened.
+	Skip string
 }
 
 // Plan is what [Run] measures.
@@ -121,6 +124,10 @@ func probe(ctx context.Context, targets []Target, log *slog.Logger) []probed {
 	out := make([]probed, len(targets))
 	var wg sync.WaitGroup
 	for i, t := range targets {
+		if t.Skip != "" {
+			out[i] = probed{Target: t, err: errors.New(t.Skip)}
+			continue
+		}
 		wg.Go(func() {
 			c, err := open(ctx, t.Driver, t.DSN, log)
 			out[i] = probed{Target: t, client: c, err: err}

@@ -1,0 +1,23 @@
+module github.com/distlock/lock/fencing/sqlguard
+
+go 1.26.0
+
+require (
+	github.com/distlock/lock v0.0.0
+	github.com/go-sql-driver/mysql v1.10.2
+	github.com/jackc/pgx/v5 v5.12.0
+)
+
+require (
+	filippo.io/edwards25519 v1.2.0 // indirect
+	github.com/jackc/pgpassfile v1.0.0 // indirect
+	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
+	github.com/jackc/puddle/v2 v2.2.3 // indirect
+	go.uber.org/goleak v1.3.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.6 // indirect
+	golang.org/x/sync v0.22.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
+	golang.org/x/text v0.41.0 // indirect
+)
+
+replace github.com/distlock/lock => ../..
