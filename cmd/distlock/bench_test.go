@@ -47,6 +47,7 @@ var unreachable = []string{
 	"--dsn-goredis", "redis://127.0.0.1:1", "--dsn-redigo", "redis://127.0.0.1:1",
 	"--dsn-postgres", "postgres://postgres@127.0.0.1:1/x?sslmode=disable&connect_timeout=1",
 	"--dsn-mongodb", "mongodb://127.0.0.1:1/?connectTimeoutMS=500",
+	"--dsn-mysql", "u@tcp(127.0.0.1:1)/x?timeout=500ms",
 	"--dsn-etcd", "etcd://127.0.0.1:1?dial_timeout=500ms",
 	"--dsn-zookeeper", "zk://127.0.0.1:1?dial_timeout=500ms",
 }

@@ -16,6 +16,7 @@ import (
 	_ "github.com/distlock/lock/drivers/goredis"   // registers "goredis"
 	_ "github.com/distlock/lock/drivers/memory"    // registers "memory"
 	_ "github.com/distlock/lock/drivers/mongodb"   // registers "mongodb"
+	_ "github.com/distlock/lock/drivers/mysql"     // registers "mysql"
 	_ "github.com/distlock/lock/drivers/postgres"  // registers "postgres"
 	_ "github.com/distlock/lock/drivers/redigo"    // registers "redigo"
 	_ "github.com/distlock/lock/drivers/zookeeper" // registers "zookeeper"

@@ -6,6 +6,7 @@ require (
 	github.com/distlock/lock v0.0.0
 	github.com/distlock/lock/drivers/goredis v0.0.0
 	github.com/distlock/lock/drivers/mongodb v0.0.0
+	github.com/distlock/lock/drivers/mysql v0.0.0
 	github.com/distlock/lock/drivers/postgres v0.0.0
 	github.com/distlock/lock/drivers/redigo v0.0.0
 	github.com/redis/go-redis/v9 v9.23.0
@@ -14,8 +15,10 @@ require (
 )
 
 require (
+	filippo.io/edwards25519 v1.2.0 // indirect
 	github.com/coreos/go-semver v0.3.1 // indirect
 	github.com/coreos/go-systemd/v22 v22.5.0 // indirect
+	github.com/go-sql-driver/mysql v1.10.2 // indirect
 	github.com/go-zookeeper/zk v1.0.4 // indirect
 	github.com/gogo/protobuf v1.3.2 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
@@ -58,6 +61,7 @@ replace (
 	github.com/distlock/lock/drivers/etcd => ../../drivers/etcd
 	github.com/distlock/lock/drivers/goredis => ../../drivers/goredis
 	github.com/distlock/lock/drivers/mongodb => ../../drivers/mongodb
+	github.com/distlock/lock/drivers/mysql => ../../drivers/mysql
 	github.com/distlock/lock/drivers/postgres => ../../drivers/postgres
 	github.com/distlock/lock/drivers/redigo => ../../drivers/redigo
 	github.com/distlock/lock/drivers/zookeeper => ../../drivers/zookeeper
