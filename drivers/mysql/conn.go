@@ -54,6 +54,7 @@ type conn struct {
 	st      *statements
 	t       *table
 	timeout time.Duration // the request timeout
+	sockets *sockets      // the pool's, if the driver dials them; nil otherwise
 	poller  *poller
 
 	calls     inflight.Calls // for Close to end
@@ -85,14 +86,25 @@ func micros(ttl time.Duration) int64 {
 // request returns the context of one call under ctx: it ends with ctx, at
 // the request timeout (with errTimedOut as its cause), or when the
 // connection closes. The call must call done when it returns.
+//
+// A call under a context that cannot end, on a pool whose sockets the
+// driver dials, keeps ctx: the sockets' deadlines bound it by the request
+// timeout and Close closes them, and go-sql-driver does not hand a
+// context that cannot end to its connection's watcher goroutine, which
+// spares the call two goroutine switches.
 func (c *conn) request(ctx context.Context) (_ context.Context, done func()) {
+	if ctx.Done() == nil && c.sockets != nil {
+		return ctx, noop
+	}
 	return c.calls.Begin(ctx, c.timeout, errTimedOut)
 }
+
+func noop() {}
 
 // fail marks err, the failure of a call under ctx, as errClosed if Close
 // ended the call, and as [failure] does otherwise.
 func (c *conn) fail(ctx context.Context, err error) error {
-	if c.calls.EndedByClose(ctx) {
+	if c.calls.EndedByClose(ctx) || (ctx.Done() == nil && c.sockets != nil && c.sockets.isClosed()) {
 		return fmt.Errorf("%w: %w", errClosed, err)
 	}
 	return failure(ctx, err, c.timeout)
@@ -222,6 +234,9 @@ const closeTimeout = time.Second
 func (c *conn) Close() error {
 	c.closeOnce.Do(func() {
 		c.calls.Close()
+		if c.sockets != nil {
+			c.sockets.close()
+		}
 		c.poller.close()
 		if c.owned {
 			c.st.close()

@@ -127,7 +127,8 @@ func (c *Connector) Connect(ctx context.Context) (driver.Conn, error) {
 		}
 		return newConn(c.db, false, st, c.t, c.timeout), nil
 	}
-	mc, err := mysql.NewConnector(c.mc)
+	mcfg, socks := c.poolConfig()
+	mc, err := mysql.NewConnector(mcfg)
 	if err != nil {
 		return nil, wrap(err)
 	}
@@ -139,7 +140,36 @@ func (c *Connector) Connect(ctx context.Context) (driver.Conn, error) {
 		closeDB(db)
 		return nil, failure(ctx, err, c.timeout)
 	}
-	return newConn(db, true, st, c.t, c.timeout), nil
+	cn := newConn(db, true, st, c.t, c.timeout)
+	cn.sockets = socks
+	return cn, nil
+}
+
+// poolConfig returns the configuration of a new pool from the DSN, and
+// its sockets if the driver dials them. It does for the standard networks
+// (tcp, tcp4, tcp6, unix) and through a dial of the caller's, but not for
+// a network name registered with mysql.RegisterDialContext, which only
+// go-sql-driver can dial. A pool with sockets has read and write
+// deadlines of the request timeout at most, and its calls under a context
+// that cannot end skip go-sql-driver's context watcher (see [sockets]).
+func (c *Connector) poolConfig() (*mysql.Config, *sockets) {
+	mc := c.mc.Clone()
+	switch mc.Net {
+	case "tcp", "tcp4", "tcp6", "unix":
+	default:
+		if mc.DialFunc == nil {
+			return mc, nil
+		}
+	}
+	socks := newSockets(mc.DialFunc)
+	mc.DialFunc = socks.dialContext
+	if mc.ReadTimeout <= 0 || mc.ReadTimeout > c.timeout {
+		mc.ReadTimeout = c.timeout
+	}
+	if mc.WriteTimeout <= 0 || mc.WriteTimeout > c.timeout {
+		mc.WriteTimeout = c.timeout
+	}
+	return mc, socks
 }
 
 // sharedStatements returns the statements prepared on the caller's pool,
