@@ -235,6 +235,7 @@ func (c *conn) Close() error {
 	c.closeOnce.Do(func() {
 		c.calls.Close()
 		if c.sockets != nil {
+			c.db.SetMaxIdleConns(0) // closes the idle connections
 			c.sockets.close()
 		}
 		c.poller.close()

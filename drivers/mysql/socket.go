@@ -63,12 +63,15 @@ func (s *sockets) dialContext(ctx context.Context, network, addr string) (net.Co
 }
 
 // close closes every socket open and refuses new ones, ending the calls in
-// flight.
+// flight on them. Close the pool's idle connections first: they then say
+// goodbye to the server, where a socket closed under go-sql-driver makes
+// it log the failure.
 func (s *sockets) close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
 	for sk := range s.open {
+		sk.closed = true
 		sk.Conn.Close()
 	}
 }
@@ -83,13 +86,21 @@ func (s *sockets) isClosed() bool {
 // socket is one network connection of the pool.
 type socket struct {
 	net.Conn
-	s *sockets
+	s      *sockets
+	closed bool // closed already, by Close or sockets.close; guarded by s.mu
 }
 
+// Close closes the socket, once: go-sql-driver closes a socket that
+// sockets.close closed already, and would log the second close's error.
 func (sk *socket) Close() error {
 	sk.s.mu.Lock()
 	delete(sk.s.open, sk)
+	closed := sk.closed
+	sk.closed = true
 	sk.s.mu.Unlock()
+	if closed {
+		return nil
+	}
 	return sk.Conn.Close()
 }
 
