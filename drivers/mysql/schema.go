@@ -91,9 +91,11 @@ func newTable(name string) (*table, error) {
 	t.inspect = "SELECT `value`, `fence`, TIMESTAMPDIFF(MICROSECOND, " + now + ", `expires_at`) FROM " + t.ident + "\n" +
 		"WHERE `lock_key` = ? AND " + live
 
-	// Poll lists which of up to pollBatch keys are held. It reads without
+	// Poll lists which of up to pollBatch keys are held, with the fence
+	// of each grant and the microseconds it has left. It reads without
 	// locking (a consistent read of the latest committed rows).
-	t.poll = "SELECT `lock_key` FROM " + t.ident + " WHERE `lock_key` IN (?" + strings.Repeat(", ?", pollBatch-1) + ") AND " + live
+	t.poll = "SELECT `lock_key`, `fence`, TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), `expires_at`) FROM " + t.ident +
+		" WHERE `lock_key` IN (?" + strings.Repeat(", ?", pollBatch-1) + ") AND " + live
 
 	t.create = "CREATE TABLE IF NOT EXISTS " + t.ident + ` (
 	` + "`lock_key`" + `   VARBINARY(512)  NOT NULL PRIMARY KEY,

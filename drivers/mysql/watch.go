@@ -64,12 +64,21 @@ func (p *poller) watch(key string) (driver.Watch, error) {
 	return &watch{p: p, key: key, ch: ch}, nil
 }
 
-// run polls while keys are watched, until the connection closes.
+// run polls while keys are watched, until the connection closes. A key
+// found free wakes its waiters. So does a key held under another grant
+// than at the last poll: it was released and taken again in between, so
+// it changes hands often, and a waiter that tries at once may find it
+// free. A waiter woken only when a poll finds the key free tries too late
+// against a holder that takes the key again as soon as it releases it.
+// Either resets the delay to pollMin. While every key stays under the same
+// grant, the delay doubles up to pollMax, and never runs past the end of
+// the grant that ends first.
 func (p *poller) run() {
 	defer close(p.done)
 	delay := pollMin
 	timer := time.NewTimer(delay)
 	defer timer.Stop()
+	seen := make(map[string]uint64) // the fence of each key's grant at the last poll
 	for {
 		select {
 		case <-p.ctx.Done():
@@ -82,21 +91,57 @@ func (p *poller) run() {
 		}
 		keys := p.watched()
 		if len(keys) == 0 {
+			clear(seen)
 			continue // idle until the next watch kicks
 		}
-		free, err := p.free(keys)
-		if err != nil || len(free) == 0 {
+		held, err := p.held(keys)
+		if err != nil {
 			delay = min(2*delay, pollMax)
-		} else {
-			delay = pollMin
+			timer.Reset(delay)
+			continue
+		}
+		var wake []string
+		next := min(2*delay, pollMax)
+		for _, k := range keys {
+			g, ok := held[k]
+			last, known := seen[k]
+			switch {
+			case !ok:
+				delete(seen, k)
+				wake = append(wake, k)
+			case known && g.fence != last:
+				seen[k] = g.fence
+				wake = append(wake, k)
+			default:
+				seen[k] = g.fence
+				next = min(next, max(g.left, pollMin))
+			}
+		}
+		if len(seen) > 2*len(keys) {
+			seen = prune(seen, keys)
+		}
+		if len(wake) > 0 {
+			next = pollMin
 			p.mu.Lock()
-			for _, k := range free {
+			for _, k := range wake {
 				p.subs.Wake(k)
 			}
 			p.mu.Unlock()
 		}
+		delay = next
 		timer.Reset(delay)
 	}
+}
+
+// prune returns the entries of seen for keys only.
+func prune(seen map[string]uint64, keys []string) map[string]uint64 {
+	kept := make(map[string]uint64, len(keys))
+	for _, k := range keys {
+		if f, ok := seen[k]; ok {
+			kept[k] = f
+		}
+	}
+	return kept
 }
 
 // watched returns the keys watched now.
@@ -110,12 +155,18 @@ func (p *poller) watched() []string {
 	return keys
 }
 
-// free returns which of keys nobody holds, asking pollBatch keys a round
-// trip.
-func (p *poller) free(keys []string) ([]string, error) {
+// grant is what a poll learns of a held key.
+type grant struct {
+	fence uint64
+	left  time.Duration // until the grant ends, by the server's clock
+}
+
+// held returns which of keys are held, and under which grant, asking
+// pollBatch keys a round trip.
+func (p *poller) held(keys []string) (map[string]grant, error) {
 	ctx, cancel := context.WithTimeout(p.ctx, p.c.timeout)
 	defer cancel()
-	var free []string
+	held := make(map[string]grant)
 	args := make([]any, pollBatch)
 	for len(keys) > 0 {
 		batch := keys[:min(len(keys), pollBatch)]
@@ -123,35 +174,33 @@ func (p *poller) free(keys []string) ([]string, error) {
 		for i := range args {
 			args[i] = batch[min(i, len(batch)-1)]
 		}
-		held, err := p.held(ctx, args)
-		if err != nil {
-			return free, err
-		}
-		for _, k := range batch {
-			if !held[k] {
-				free = append(free, k)
-			}
-		}
-	}
-	return free, nil
-}
-
-// held runs the poll statement on args and returns the keys held.
-func (p *poller) held(ctx context.Context, args []any) (map[string]bool, error) {
-	rows, err := p.c.st.poll.QueryContext(ctx, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	held := make(map[string]bool)
-	for rows.Next() {
-		var k string
-		if err := rows.Scan(&k); err != nil {
+		if err := p.poll(ctx, args, held); err != nil {
 			return nil, err
 		}
-		held[k] = true
 	}
-	return held, rows.Err()
+	return held, nil
+}
+
+// poll runs the poll statement on args, adding the keys held to held.
+func (p *poller) poll(ctx context.Context, args []any, held map[string]grant) error {
+	rows, err := p.c.st.poll.QueryContext(ctx, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			k  string
+			g  grant
+			us int64
+		)
+		if err := rows.Scan(&k, &g.fence, &us); err != nil {
+			return err
+		}
+		g.left = time.Duration(max(us, 0)) * time.Microsecond
+		held[k] = g
+	}
+	return rows.Err()
 }
 
 // close stops the poller and waits for it.
