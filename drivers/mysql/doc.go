@@ -41,11 +41,19 @@
 // privilege (1146, 1142), a session with autocommit off, a table of
 // another engine than InnoDB, and go-sql-driver's refusals of TLS or of an
 // authentication method. A connection's Close cuts its calls in flight
-// short and returns within a second.
+// short and returns within a second. On a pool opened from a DSN, the
+// driver dials the connections itself (for the networks tcp, tcp4, tcp6
+// and unix, or through lock.OpenDialer's dial), with read and write
+// deadlines of the request timeout at most: a dial registered with
+// mysql.RegisterDialContext for one of those names is not used. Register
+// it under a name of its own to have it used.
 //
 // Waiters wake by polling: MySQL has no NOTIFY. A client that waits polls
-// the keys it waits for in one read, 2ms after it starts waiting and then
-// less often, up to every 100ms while they stay held.
+// the keys it waits for in one read, 2ms after it starts waiting, and
+// wakes its waiters when a key is free or has changed hands since the
+// last poll, polling again 2ms later. While the keys stay under the same
+// grants it polls less often, up to every 100ms, and never later than the
+// end of the first grant to end.
 //
 // MariaDB 10.6 and later is tested here (10.11). MySQL 8.0 and later is
 // expected to work and is untested here: the statements are one set that
