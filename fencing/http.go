@@ -85,10 +85,15 @@ func (t transport) RoundTrip(r *http.Request) (*http.Response, error) {
 // The handler's response is held back until g.Do has returned, so that a
 // client never sees a success that the guard then undid (a transaction
 // that failed to commit, say). Guarded handlers should therefore answer
-// briefly, not stream. A request without a token, or with a malformed
-// one, is answered 400 Bad Request. A stale token is answered 409
-// Conflict. A guard that fails otherwise gives 503 Service Unavailable.
-// Each of these answers has a one-line plain-text body.
+// briefly, not stream. A handler that answers with a 5xx status has
+// failed: its write is handed back to the guard as an error, so that a
+// guard with a transaction rolls it back and the token is not recorded,
+// and the handler's own answer is sent. (On MySQL a failed statement does
+// not end its transaction, so without this the rest of the handler's work
+// would commit.) A request without a token, or with a malformed one, is
+// answered 400 Bad Request. A stale token is answered 409 Conflict. A
+// guard that fails otherwise gives 503 Service Unavailable. Each of these
+// answers has a one-line plain-text body.
 func Middleware(g Guard, resource func(*http.Request) string) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -101,10 +106,13 @@ func Middleware(g Guard, resource func(*http.Request) string) func(http.Handler)
 			err = g.Do(r.Context(), resource(r), tok, func(ctx context.Context) error {
 				held = heldResponse{header: w.Header().Clone()}
 				next.ServeHTTP(&held, r.WithContext(NewContext(ctx, tok)))
+				if held.status >= http.StatusInternalServerError {
+					return errHandlerFailed
+				}
 				return nil
 			})
 			switch {
-			case err == nil:
+			case err == nil, errors.Is(err, errHandlerFailed):
 				held.send(w)
 			case errors.Is(err, ErrStale):
 				http.Error(w, err.Error(), http.StatusConflict)
@@ -116,6 +124,10 @@ func Middleware(g Guard, resource func(*http.Request) string) func(http.Handler)
 		})
 	}
 }
+
+// errHandlerFailed is a guarded handler's write that answered 5xx, handed
+// to the guard so that it undoes the write.
+var errHandlerFailed = errors.New("fencing: the handler answered with a server error")
 
 // heldResponse is a response written by a guarded handler, held until the
 // guard has decided.

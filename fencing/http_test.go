@@ -101,6 +101,41 @@ func TestMiddleware_guardFailureHidesHandlersAnswer(t *testing.T) {
 	}
 }
 
+// A handler that answers 5xx has failed: the guard is told so (a guard
+// with a transaction rolls it back), its token is not recorded, and the
+// client sees the handler's own answer.
+func TestMiddleware_handlerServerErrorUndoesTheWrite(t *testing.T) {
+	g := fencing.NewMemoryGuard()
+	h := fencing.Middleware(g, func(*http.Request) string { return "doc" })(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("fail") != "" {
+			http.Error(w, "disk full", http.StatusInternalServerError)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	for _, c := range []struct {
+		token  fencing.Token
+		query  string
+		code   int
+		newest fencing.Token
+	}{
+		{3, "", http.StatusNoContent, 3},
+		{5, "?fail=1", http.StatusInternalServerError, 3}, // 5 was not recorded
+		{4, "", http.StatusNoContent, 4},
+	} {
+		req := httptest.NewRequest(http.MethodPut, "/doc"+c.query, nil)
+		fencing.SetHeader(req.Header, c.token)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != c.code || g.Newest("doc") != c.newest {
+			t.Errorf("token %d%s: %d %q, newest %d; want %d, newest %d", c.token, c.query, rec.Code, rec.Body, g.Newest("doc"), c.code, c.newest)
+		}
+		if c.code == http.StatusInternalServerError && !strings.Contains(rec.Body.String(), "disk full") {
+			t.Errorf("token %d%s: body %q, want the handler's own answer", c.token, c.query, rec.Body)
+		}
+	}
+}
+
 func TestFromHeader(t *testing.T) {
 	for _, c := range []struct {
 		v    string

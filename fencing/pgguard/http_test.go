@@ -35,8 +35,8 @@ func TestDo_behindMiddleware(t *testing.T) {
 	}{
 		{5, "50", http.StatusOK},
 		{4, "40", http.StatusConflict},
-		{7, "fail", http.StatusServiceUnavailable},
-		{6, "60", http.StatusOK}, // 7 was never admitted
+		{7, "fail", http.StatusInternalServerError}, // the handler's answer, its transaction rolled back
+		{6, "60", http.StatusOK},                    // 7 was never admitted
 	}
 	for _, s := range steps {
 		req := httptest.NewRequest("POST", "/?v="+s.v, nil)

@@ -70,7 +70,7 @@ func ExampleGuard_Do() {
 	pay := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tx := sqlguard.Tx(r.Context())
 		if _, err := tx.ExecContext(r.Context(), `UPDATE invoices SET paid = true WHERE id = $1`, r.PathValue("id")); err != nil {
-			tx.Rollback() // the middleware then answers 503
+			// A 5xx answer makes the middleware roll the transaction back.
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
