@@ -41,7 +41,9 @@
 // privilege (1146, 1142), a session with autocommit off, a table of
 // another engine than InnoDB, and go-sql-driver's refusals of TLS or of an
 // authentication method. A connection's Close cuts its calls in flight
-// short and returns within a second. On a pool opened from a DSN, the
+// short and returns within a second. A pool the driver opens from a DSN
+// logs nothing of its own: go-sql-driver's log lines about broken
+// connections would repeat the errors the calls return. On a pool opened from a DSN, the
 // driver dials the connections itself (for the networks tcp, tcp4, tcp6
 // and unix, or through lock.OpenDialer's dial), with read and write
 // deadlines of the request timeout at most: a dial registered with

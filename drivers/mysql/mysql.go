@@ -154,6 +154,10 @@ func (c *Connector) Connect(ctx context.Context) (driver.Conn, error) {
 // that cannot end skip go-sql-driver's context watcher (see [sockets]).
 func (c *Connector) poolConfig() (*mysql.Config, *sockets) {
 	mc := c.mc.Clone()
+	// go-sql-driver would log a broken connection to the standard error
+	// once per call, beside the error the call returns: on a hung server,
+	// a line per attempt. The call's error says it all.
+	mc.Logger = &mysql.NopLogger{}
 	switch mc.Net {
 	case "tcp", "tcp4", "tcp6", "unix":
 	default:
