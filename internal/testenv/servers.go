@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -57,7 +58,7 @@ func Main(m *testing.M, locks ...Servers) { MainIgnoring(m, nil, locks...) }
 // MainIgnoring is Main, with goleak told to ignore what ignore names: for
 // a test dependency's known leaks, which are not ours to fix.
 func MainIgnoring(m *testing.M, ignore []goleak.Option, locks ...Servers) {
-	if os.Getenv("DISTLOCK_WORKER_OF") != "" {
+	if os.Getenv("DISTLOCK_WORKER_OF") != "" || fuzzWorker() {
 		locks = nil
 	}
 	release, err := Hold(locks...)
@@ -74,6 +75,17 @@ func MainIgnoring(m *testing.M, ignore []goleak.Option, locks ...Servers) {
 		}
 	}
 	os.Exit(code)
+}
+
+// fuzzWorker reports whether this process is a worker that go test -fuzz
+// started. Its parent holds the locks already, and a worker that waited
+// for them would wait for ever.
+func fuzzWorker() bool {
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	f := flag.Lookup("test.fuzzworker")
+	return f != nil && f.Value.String() == "true"
 }
 
 // Hold takes locks in one order whatever the order given (by name,
