@@ -57,15 +57,19 @@
 //				}
 //				return nil
 //			}
-//			go worker(t.Context(), c, write)
+//			done := make(chan error)
+//			go func() { done <- worker(t.Context(), c, write) }()
 //			time.Sleep(1050 * time.Millisecond) // eleven writes
 //			b.Lose("report")
-//			time.Sleep(time.Second) // none: the worker stopped
+//			if err := <-done; !errors.Is(err, lock.ErrLost) {
+//				t.Errorf("worker = %v, want lock.ErrLost", err)
+//			}
 //		})
 //	}
 //
-// The loss falls between two writes, since telling the client takes a
-// moment, and a write at the same instant would be in time.
+// The loss falls between two writes. A client learns of a loss a moment
+// after its backend, and no worker can help a write in that moment.
+// A worker that ignores its context and writes on fails the test.
 //
 // Faults act on every client opened on the Backend, from the moment the
 // method returns. Everything the Backend waits on (a hang, a delay, an
