@@ -55,7 +55,7 @@ type (
 )
 
 func (extender) Extend(context.Context, string, string, time.Duration) error { return nil }
-func (waiter) Watch(context.Context, string) (driver.Watch, error)          { return nil, nil }
+func (waiter) Watch(context.Context, string) (driver.Watch, error)           { return nil, nil }
 func (transferer) Transfer(context.Context, string, string, string, time.Duration) (driver.Lease, error) {
 	return driver.Lease{}, nil
 }

@@ -12,11 +12,11 @@ type grant struct {
 	cn      *conn
 	key     string
 	value   string
-	token   uint64       // as handed out
-	fenced  bool         // token is set
-	inner   driver.Lease // as the wrapped conn last described it; guarded by Backend.mu
-	expires time.Time    // the start of the last acquisition or extension, plus its TTL; guarded by Backend.mu
-	state   grantState   // guarded by Backend.mu
+	token   uint64        // as handed out
+	fenced  bool          // token is set
+	inner   driver.Lease  // as the wrapped conn last described it; guarded by Backend.mu
+	expires time.Time     // the start of the last acquisition or extension, plus its TTL; guarded by Backend.mu
+	state   grantState    // guarded by Backend.mu
 	lost    chan struct{} // handed to the core as Lease.Lost; closed by whoever makes the grant lost
 	over    chan struct{} // closed when the grant ends, to stop watching the wrapped lease's Lost; nil if not watched
 }
