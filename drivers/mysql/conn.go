@@ -3,6 +3,7 @@ package mysql
 import (
 	"context"
 	"database/sql"
+	sqldriver "database/sql/driver"
 	"errors"
 	"fmt"
 	"sync"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/distlock/lock/driver"
 	"github.com/distlock/lock/drivers/internal/inflight"
+	"github.com/go-sql-driver/mysql"
 )
 
 // statements are a table's statements, prepared on a pool. database/sql
@@ -104,8 +106,14 @@ func noop() {}
 // fail marks err, the failure of a call under ctx, as errClosed if Close
 // ended the call, and as [failure] does otherwise.
 func (c *conn) fail(ctx context.Context, err error) error {
-	if c.calls.EndedByClose(ctx) || (ctx.Done() == nil && c.sockets != nil && c.sockets.isClosed()) {
+	deadlines := ctx.Done() == nil && c.sockets != nil // the sockets' deadlines bounded the call
+	if c.calls.EndedByClose(ctx) || (deadlines && c.sockets.isClosed()) {
 		return fmt.Errorf("%w: %w", errClosed, err)
+	}
+	if deadlines && (errors.Is(err, mysql.ErrInvalidConn) || errors.Is(err, sqldriver.ErrBadConn)) {
+		// go-sql-driver says only "invalid connection", whether the server
+		// stopped answering or the connection broke.
+		return fmt.Errorf("mysql: %w: the connection broke, or the server did not answer within the request timeout of %v: %w", driver.ErrUnavailable, c.timeout, err)
 	}
 	return failure(ctx, err, c.timeout)
 }

@@ -73,6 +73,9 @@ func TestHang_tryAcquireEndsWithinRequestTimeout(t *testing.T) {
 	if !errors.Is(err, lock.ErrUnavailable) || errors.Is(err, lock.ErrNotAcquired) {
 		t.Errorf("TryAcquire on a hung server = %v, want an error matching ErrUnavailable and not ErrNotAcquired", err)
 	}
+	if err != nil && !strings.Contains(err.Error(), "request timeout of "+timeout.String()) {
+		t.Errorf("TryAcquire on a hung server = %v: the error does not name the request timeout", err)
+	}
 	// The core's release of what the attempt may have taken has its own
 	// bound of 2s.
 	if took > timeout+2*time.Second+drivertest.Overshoot {
