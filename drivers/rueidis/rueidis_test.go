@@ -1,0 +1,13 @@
+package rueidis_test
+
+import (
+	"testing"
+
+	"github.com/distlock/lock/drivers/rueidis"
+	"github.com/distlock/lock/drivertest"
+	"github.com/distlock/lock/internal/redistest"
+)
+
+func TestMain(m *testing.M) { drivertest.Main(m, drivertest.Alone("redis")) }
+
+func TestRedlockDriver(t *testing.T) { redistest.Suite(t, "rueidis", rueidis.Driver{}) }
