@@ -2,9 +2,11 @@ package drivertest
 
 import (
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -113,13 +115,54 @@ func (m *Members) Kill(t *testing.T, i int) {
 	m.mu.Unlock()
 }
 
-// Hang stops member i with SIGSTOP.
+// Hang stops member i with SIGSTOP, and waits until every thread of it
+// has stopped. kill returns before that, and a thread still running on
+// another core could answer a request sent just after: a "hung" MariaDB
+// once granted a lock 1ms after its SIGSTOP.
 func (m *Members) Hang(t *testing.T, i int) {
 	t.Helper()
 	m.mu.Lock()
 	m.hung[i] = true // first: a Restart after a failed signal still resumes it
 	m.mu.Unlock()
 	m.signal(t, i, syscall.SIGSTOP)
+	if pid, ok := m.pid(i); ok {
+		waitStopped(t, pid)
+	}
+}
+
+// waitStopped waits, for up to a second, until every thread of process
+// pid is stopped (state T in /proc). Without /proc it returns at once.
+func waitStopped(t testing.TB, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(time.Second)
+	for !allStopped(pid) {
+		if time.Now().After(deadline) {
+			t.Logf("pid %d: not every thread stopped within 1s of SIGSTOP", pid)
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// allStopped reports whether every thread of pid is stopped, or whether
+// /proc cannot say.
+func allStopped(pid int) bool {
+	tasks, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+	if err != nil {
+		return true
+	}
+	for _, task := range tasks {
+		stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + task.Name() + "/stat")
+		if err != nil {
+			continue // the thread ended
+		}
+		// The state follows the command name, which is in parentheses.
+		_, after, ok := strings.Cut(string(stat), ") ")
+		if !ok || after == "" || (after[0] != 'T' && after[0] != 't') {
+			return false
+		}
+	}
+	return true
 }
 
 // Restart resumes member i if it is hung, or starts it again with its data
