@@ -5,7 +5,6 @@ import (
 	"errors"
 	"runtime"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -214,81 +213,27 @@ func BenchmarkAcquireRelease_parallel(b *testing.B) {
 			}
 		})
 	}
-	b.Run("driver", func(b *testing.B) {
-		run(b, func(key string) error {
-			l, err := c.TryAcquire(ctx, key)
-			if err != nil {
-				return err
-			}
-			return l.Release(ctx)
-		})
-	})
-	b.Run("baseline", func(b *testing.B) {
-		run(b, func(key string) error {
-			v, err := bl.acquire(ctx, key)
-			if err != nil {
-				return err
-			}
-			return bl.release(ctx, key, v)
-		})
-	})
-
-	// paired alternates the two in windows of 100ms each, every iteration
-	// a window of each (in turn first), so that both meet the same load
-	// from the rest of the machine and the same state of the server
-	// (checkpoints, autovacuum), and reports both rates and their ratio:
-	// run one after the other, each in a block of its own, the two rates
-	// moved by 2x between blocks here.
+	driverOp := func(key string) error {
+		l, err := c.TryAcquire(ctx, key)
+		if err != nil {
+			return err
+		}
+		return l.Release(ctx)
+	}
+	baselineOp := func(key string) error {
+		v, err := bl.acquire(ctx, key)
+		if err != nil {
+			return err
+		}
+		return bl.release(ctx, key, v)
+	}
+	b.Run("driver", func(b *testing.B) { run(b, driverOp) })
+	b.Run("baseline", func(b *testing.B) { run(b, baselineOp) })
+	// paired alternates the two in 100ms windows, so that both meet the
+	// same load and the same state of the server (checkpoints, autovacuum):
+	// run in blocks of their own, the two rates moved by 2x here.
 	b.Run("paired", func(b *testing.B) {
-		ops := [2]func(key string) error{
-			func(key string) error {
-				l, err := c.TryAcquire(ctx, key)
-				if err != nil {
-					return err
-				}
-				return l.Release(ctx)
-			},
-			func(key string) error {
-				v, err := bl.acquire(ctx, key)
-				if err != nil {
-					return err
-				}
-				return bl.release(ctx, key, v)
-			},
-		}
-		var done [2]int64
-		var took [2]time.Duration
-		window := func(which int) {
-			var n atomic.Int64
-			var wg sync.WaitGroup
-			start := time.Now()
-			deadline := start.Add(100 * time.Millisecond)
-			for g := range goroutines {
-				key := "paired/" + strconv.Itoa(g)
-				wg.Go(func() {
-					for time.Now().Before(deadline) {
-						if err := ops[which](key); err != nil {
-							b.Error(err)
-							return
-						}
-						n.Add(1)
-					}
-				})
-			}
-			wg.Wait()
-			done[which] += n.Load()
-			took[which] += time.Since(start)
-		}
-		for i := 0; b.Loop(); i++ {
-			window(i % 2)
-			window(1 - i%2)
-		}
-		d, bl := float64(done[0])/took[0].Seconds(), float64(done[1])/took[1].Seconds()
-		b.ReportMetric(d, "driver-ops/s")
-		b.ReportMetric(bl, "baseline-ops/s")
-		if bl > 0 {
-			b.ReportMetric(d/bl, "ops-ratio")
-		}
+		drivertest.BenchParallelPaired(b, goroutines, driverOp, baselineOp)
 	})
 }
 
