@@ -35,10 +35,6 @@ type session struct {
 	connStats                           // of its connections
 	latest    atomic.Pointer[stallConn] // the connection dialed last
 
-	ctx    context.Context // ends when the session is closed
-	cancel context.CancelFunc
-	kept   sync.WaitGroup // keepWatch's goroutine
-
 	users int // operations and leases using it; guarded by conn.mu
 }
 
@@ -51,7 +47,6 @@ func (nopLogger) Printf(string, ...any) {}
 // waits for the ensemble to grant it, with the timeout asked.
 func (c *Connector) openSession(ctx context.Context, timeout time.Duration) (*session, error) {
 	s := &session{owned: true}
-	s.ctx, s.cancel = context.WithCancel(context.Background())
 	stall := min(c.cfg.MemberTimeout, timeout/2)
 	dial := func(network, addr string, t time.Duration) (net.Conn, error) {
 		nc, err := net.DialTimeout(network, addr, min(t, c.cfg.MemberTimeout))
@@ -93,55 +88,8 @@ func (c *Connector) openSession(ctx context.Context, timeout time.Duration) (*se
 		return nil, fmt.Errorf("%w: asked for a session timeout of %v, the ensemble granted %v (its minSessionTimeout and maxSessionTimeout bound the TTLs it can serve)",
 			ErrSessionTimeout, timeout, got)
 	}
-	if err := s.keepWatch(ctx, c.cfg.Root+"/"+gateNode); err != nil {
-		closeLater(s)
-		return nil, fmt.Errorf("setting a watch: %w", err)
-	}
 	s.timeout = timeout
 	return s, nil
-}
-
-// gateNode names a node, under the root, that the driver never creates:
-// every session it opens keeps a watch on it (see keepWatch).
-const gateNode = ".reconnect-gate"
-
-// keepWatch sets a watch on path, and sets it again each time it fires
-// (a session that expired drops its watches), until the session is
-// closed: so a connection that resumes the session always has a watch to
-// set again, and stallConn's gate opens as soon as it is set (see
-// stallConn.Read). path should name a node that does not exist.
-func (s *session) keepWatch(ctx context.Context, path string) error {
-	set := func(ctx context.Context) (<-chan zk.Event, error) {
-		return retry(ctx, func() (<-chan zk.Event, error) {
-			_, _, ev, err := s.zc.ExistsW(path)
-			return ev, err
-		})
-	}
-	ev, err := set(ctx)
-	if err != nil {
-		return err
-	}
-	s.kept.Go(func() {
-		for try := 0; ; {
-			select {
-			case <-ev:
-			case <-s.ctx.Done():
-				return
-			}
-			for {
-				next, err := set(s.ctx)
-				if err == nil {
-					ev, try = next, 0
-					break
-				}
-				if pause(s.ctx, try+4) != nil {
-					return
-				}
-				try++
-			}
-		}
-	})
-	return nil
 }
 
 // alive reports whether the session is the one with id sid, and not one
@@ -154,9 +102,7 @@ func (s *session) close() {
 	if !s.owned {
 		return
 	}
-	s.cancel()
 	s.zc.Close()
-	defer s.kept.Wait()
 	t := time.NewTimer(5 * time.Second)
 	defer t.Stop()
 	for {
