@@ -64,6 +64,12 @@ func (p *proxy) forward(c net.Conn) {
 		return
 	}
 	p.mu.Lock()
+	if p.silent {
+		// Fell silent while dialing: silence did not see s to close it.
+		p.mu.Unlock()
+		s.Close()
+		return
+	}
 	p.servers = append(p.servers, s)
 	p.mu.Unlock()
 	done := make(chan struct{}, 2)
