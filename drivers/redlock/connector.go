@@ -93,7 +93,7 @@ func NewDSNConnector(dsn string, parseURL func(i int, url string) (newNode func(
 		if makers[i], err = parseURL(i, u); err != nil {
 			return nil, err
 		}
-		names[i] = urlAddr(u)
+		names[i] = URLAddr(u)
 	}
 	c, err := newConnector(func() []Node {
 		nodes := make([]Node, len(makers))

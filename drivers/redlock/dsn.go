@@ -50,9 +50,10 @@ func ParseDSN(s string) (urls []string, opts []Option, err error) {
 	return urls, opts, nil
 }
 
-// urlAddr returns the host:port of a node's URL, which ParseDSN has
-// checked, as the Redis drivers dial it.
-func urlAddr(raw string) string {
+// URLAddr returns the host:port of a node's URL, which ParseDSN has
+// checked, as the Redis drivers dial it (localhost and 6379 by default).
+// It names the node: it holds no password.
+func URLAddr(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "?"
