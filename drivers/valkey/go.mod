@@ -2,11 +2,14 @@ module github.com/distlock/lock/drivers/valkey
 
 go 1.26.0
 
-require github.com/distlock/lock v0.0.0
+require (
+	github.com/distlock/lock v0.0.0
+	github.com/valkey-io/valkey-go v1.0.80
+)
 
 replace github.com/distlock/lock => ../..
 
 require (
-	github.com/valkey-io/valkey-go v1.0.80 // indirect
+	go.uber.org/goleak v1.3.0 // indirect
 	golang.org/x/sys v0.50.0 // indirect
 )

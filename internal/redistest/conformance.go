@@ -208,3 +208,14 @@ func TLSAndAuth(t *testing.T, name string) {
 		t.Errorf("ca_file on a redis:// URL: %v, want an error naming ca_file", err)
 	}
 }
+
+// Suite runs, on the Redlock driver registered as name (d is that driver),
+// what every Redlock driver must pass: Conformance and the failures of
+// failures.go. A new driver's tests are this, its DSN fuzz, its secrets
+// and its examples.
+func Suite(t *testing.T, name string, d driver.Driver) {
+	t.Run("Conformance", func(t *testing.T) { Conformance(t, name, d) })
+	t.Run("Acquire_misconfiguredEndsAtOnce", func(t *testing.T) { MisconfiguredEndsAtOnce(t, name) })
+	t.Run("TryAcquire_hungMajorityFailsFast", func(t *testing.T) { HungMajorityFailsFast(t, name) })
+	t.Run("TryAcquire_silentServersEndAtTheNodeTimeout", func(t *testing.T) { SilentServersEndAtTheNodeTimeout(t, name) })
+}

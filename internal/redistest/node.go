@@ -52,3 +52,18 @@ func HungNode(t *testing.T, newNode func(t *testing.T) redlock.Node, pooled func
 		}
 	}
 }
+
+// HungURLNode is HungNode on the nodes that node makes of a DSN's URL, as
+// a driver makes them.
+func HungURLNode(t *testing.T, node func(url string) (redlock.Node, error)) {
+	t.Helper()
+	addr := Servers(t)[0]
+	HungNode(t, func(t *testing.T) redlock.Node {
+		n, err := node("redis://" + addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { n.Close() })
+		return n
+	}, nil)
+}

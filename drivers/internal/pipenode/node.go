@@ -19,6 +19,10 @@ var errClosed = errors.New("the node is closed")
 // context allows. One open runs at a time; the requests that arrive
 // meanwhile wait for it, and a failed open is tried again by the next
 // request.
+//
+// Close closes the client once the requests that use it have ended: a
+// client closed while a request redials its connection would leave that
+// connection open.
 type Node struct {
 	name string
 	open func() (Client, error) // nil for a client the caller owns
@@ -27,6 +31,7 @@ type Node struct {
 	client  Client        // nil until opened
 	opening chan struct{} // closed when the open under way ends
 	openErr error         // the error of the last open
+	users   int           // requests using the client
 	closed  bool
 }
 
@@ -40,22 +45,25 @@ func New(c Client, name string) *Node { return &Node{name: name, client: c} }
 // request, and closes it in Close.
 func Lazy(open func() (Client, error), name string) *Node { return &Node{name: name, open: open} }
 
-// get returns the node's client, opening it if need be.
+// get returns the node's client, opening it if need be. The caller calls
+// put when it is done with the client.
 func (n *Node) get(ctx context.Context) (Client, error) {
 	n.mu.Lock()
 	c, closed, opening := n.client, n.closed, n.opening
-	if c == nil && !closed && opening == nil {
+	switch {
+	case closed:
+		n.mu.Unlock()
+		return nil, errClosed
+	case c != nil:
+		n.users++
+		n.mu.Unlock()
+		return c, nil
+	case opening == nil:
 		opening = make(chan struct{})
 		n.opening = opening
 		go n.openClient(opening)
 	}
 	n.mu.Unlock()
-	switch {
-	case c != nil:
-		return c, nil
-	case closed:
-		return nil, errClosed
-	}
 	select {
 	case <-opening:
 	case <-ctx.Done():
@@ -63,10 +71,31 @@ func (n *Node) get(ctx context.Context) (Client, error) {
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.client == nil {
+	switch {
+	case n.closed:
+		return nil, errClosed
+	case n.client == nil:
 		return nil, n.openErr
 	}
+	n.users++
 	return n.client, nil
+}
+
+// put ends a use of the client that get returned.
+func (n *Node) put() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.users--
+	n.closeIfUnused()
+}
+
+// closeIfUnused closes the client of a closed node, if the node opened it
+// and no request uses it.
+func (n *Node) closeIfUnused() {
+	if n.closed && n.users == 0 && n.client != nil && n.open != nil {
+		n.client.Close()
+		n.client = nil
+	}
 }
 
 // openClient opens the client, and closes it if the node closed
@@ -98,6 +127,7 @@ func (n *Node) Do(ctx context.Context, args []any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer n.put()
 	v, err := c.Do(ctx, cmd)
 	return resp2(v), err
 }
@@ -132,6 +162,7 @@ func (n *Node) Subscribe(ctx context.Context) (redlock.Subscriber, error) {
 	made := make(chan struct{})
 	go func() {
 		defer close(made)
+		defer n.put()
 		s.conn, s.ended = c.Listen(s)
 	}()
 	select {
@@ -148,18 +179,12 @@ func (n *Node) String() string { return n.name }
 // GoString is String, so that %#v shows no password either.
 func (n *Node) GoString() string { return n.String() }
 
-// Close closes the client if the node opened it. An open still under way
-// closes its client when it ends.
+// Close closes the client if the node opened it, once no request uses it.
+// An open still under way closes its client when it ends.
 func (n *Node) Close() error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.closed || n.open == nil {
-		n.closed = true
-		return nil
-	}
 	n.closed = true
-	if n.client != nil {
-		n.client.Close()
-	}
+	n.closeIfUnused()
 	return nil
 }

@@ -1,0 +1,13 @@
+package valkey_test
+
+import (
+	"testing"
+
+	"github.com/distlock/lock/drivers/valkey"
+	"github.com/distlock/lock/drivertest"
+	"github.com/distlock/lock/internal/redistest"
+)
+
+func TestMain(m *testing.M) { drivertest.Main(m, drivertest.Alone("redis")) }
+
+func TestRedlockDriver(t *testing.T) { redistest.Suite(t, "valkey", valkey.Driver{}) }
