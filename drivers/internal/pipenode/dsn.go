@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/url"
 
@@ -31,6 +32,20 @@ var clientDefaults = map[string]string{
 	"client_cache": "0", // no CLIENT TRACKING: the node reads nothing twice
 }
 
+// clientParams are the parameters of the clients' own URL syntax that a
+// DSN may give, checked here (the clients ignore what they do not know)
+// and left in the URL for the client.
+var clientParams = dsn.Params{
+	{Name: "db", Kind: dsn.Int, Min: "0", Doc: "The database number (or the URL's path)."},
+	{Name: "dial_timeout", Kind: dsn.Duration, Doc: "Bounds a dial (default 5s)."},
+	{Name: "write_timeout", Kind: dsn.Duration, Doc: "Closes a connection whose writes or replies stall this long (default 10s)."},
+	{Name: "client_name", Kind: dsn.String, Doc: "CLIENT SETNAME on every connection."},
+	{Name: "protocol", Kind: dsn.Int, Min: "2", Max: "3", Doc: "2 speaks RESP2 (default 3, RESP3)."},
+	{Name: "max_retries", Kind: dsn.Int, Min: "0", Doc: "0 (the default here) retries nothing; otherwise the client retries read-only commands."},
+	{Name: "client_cache", Kind: dsn.Int, Min: "0", Doc: "0 (the default here) turns client-side caching off."},
+	{Name: "skip_verify", Kind: dsn.Bool, Doc: "rediss only: do not verify the server's certificate."},
+}
+
 // URL is one node's URL of a DSN, for the configure function of [NewLibrary].
 type URL struct {
 	// Raw is the URL without the algorithm's and the driver's own
@@ -49,6 +64,9 @@ func parseURL(raw string) (URL, error) {
 	q := u.Query()
 	p, err := params.Take(q)
 	if err != nil {
+		return URL{}, err
+	}
+	if _, err := clientParams.Parse(maps.Clone(q)); err != nil {
 		return URL{}, err
 	}
 	for name, value := range clientDefaults {

@@ -194,6 +194,29 @@ func (l *Library[O, C]) nodes(raw string) (func() redlock.Node, error) {
 	return func() redlock.Node { return Lazy(open, addr) }, nil
 }
 
+// Clients opens a client for each of urls, as for the nodes of a DSN of
+// those URLs. The caller closes them.
+func (l *Library[O, C]) Clients(urls []string) ([]C, error) {
+	var clients []C
+	for _, raw := range urls {
+		u, err := parseURL(raw)
+		if err != nil {
+			return clients, err
+		}
+		o, err := l.parse(u.Raw)
+		if err != nil {
+			return clients, err
+		}
+		l.configure(&o, u)
+		c, err := l.open(o)
+		if err != nil {
+			return clients, err
+		}
+		clients = append(clients, c)
+	}
+	return clients, nil
+}
+
 // New returns a connector over clients the caller owns, one per
 // independent master.
 func (l *Library[O, C]) New(clients []C, opts ...redlock.Option) (driver.Connector, error) {

@@ -1,0 +1,23 @@
+//go:build servers
+
+package rueidis_test
+
+import (
+	"strings"
+
+	_ "github.com/distlock/lock/drivers/rueidis" // registers "rueidis"
+	"github.com/distlock/lock/drivertest"
+	"github.com/distlock/lock/internal/redistest"
+)
+
+// Acquire and release on five independent masters, with fencing tokens on
+// (fencing=true), then acquire again: the token grows. The example runs with
+// -tags servers, on the test servers of scripts/services.sh, found through
+// DISTLOCK_REDIS_ADDRS.
+func Example_testServers() {
+	addrs := strings.Split(drivertest.ExampleServer("DISTLOCK_REDIS_ADDRS"), ",")
+	drivertest.TokensGrow("rueidis", redistest.DSN(addrs, "fencing=true"), "rueidis-example/invoice:42")
+	// Output:
+	// fenced: true positive: true
+	// next token greater: true
+}
