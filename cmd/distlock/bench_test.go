@@ -45,6 +45,7 @@ func (r benchRun) wantCode(t *testing.T, code int) {
 // nothing listens.
 var unreachable = []string{
 	"--dsn-goredis", "redis://127.0.0.1:1", "--dsn-redigo", "redis://127.0.0.1:1",
+	"--dsn-rueidis", "redis://127.0.0.1:1", "--dsn-valkey", "redis://127.0.0.1:1",
 	"--dsn-postgres", "postgres://postgres@127.0.0.1:1/x?sslmode=disable&connect_timeout=1",
 	"--dsn-mongodb", "mongodb://127.0.0.1:1/?connectTimeoutMS=500",
 	"--dsn-mysql", "u@tcp(127.0.0.1:1)/x?timeout=500ms",

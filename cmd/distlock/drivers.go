@@ -19,6 +19,8 @@ import (
 	_ "github.com/distlock/lock/drivers/mysql"     // registers "mysql"
 	_ "github.com/distlock/lock/drivers/postgres"  // registers "postgres"
 	_ "github.com/distlock/lock/drivers/redigo"    // registers "redigo"
+	_ "github.com/distlock/lock/drivers/rueidis"   // registers "rueidis"
+	_ "github.com/distlock/lock/drivers/valkey"    // registers "valkey"
 	_ "github.com/distlock/lock/drivers/zookeeper" // registers "zookeeper"
 )
 
@@ -40,6 +42,8 @@ var benchDefaults = []benchDefault{
 	{"goredis", benchRedisDSN,
 		"redis:// URLs of $DISTLOCK_REDIS_ADDRS, else 127.0.0.1:7001-7005 (N=5)"},
 	{"redigo", benchRedisDSN, "as --dsn-goredis"},
+	{"rueidis", benchRedisDSN, "as --dsn-goredis"},
+	{"valkey", benchRedisDSN, "as --dsn-goredis"},
 	{"postgres", func(getenv func(string) string, _ string) string {
 		return benchWithParams(cmp.Or(getenv("DISTLOCK_POSTGRES_DSN"), benchPostgresDSN), benchPostgresParams)
 	}, "$DISTLOCK_POSTGRES_DSN, else " + benchPostgresDSN + ",\nwith " + benchPostgresParams},

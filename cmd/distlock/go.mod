@@ -9,6 +9,8 @@ require (
 	github.com/distlock/lock/drivers/mysql v0.0.0
 	github.com/distlock/lock/drivers/postgres v0.0.0
 	github.com/distlock/lock/drivers/redigo v0.0.0
+	github.com/distlock/lock/drivers/rueidis v0.0.0
+	github.com/distlock/lock/drivers/valkey v0.0.0
 	github.com/redis/go-redis/v9 v9.23.0
 	go.mongodb.org/mongo-driver/v2 v2.10.0
 	go.uber.org/goleak v1.3.0
@@ -23,6 +25,8 @@ require (
 	github.com/gogo/protobuf v1.3.2 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.29.0 // indirect
+	github.com/redis/rueidis v1.0.80 // indirect
+	github.com/valkey-io/valkey-go v1.0.80 // indirect
 	go.etcd.io/etcd/api/v3 v3.6.17 // indirect
 	go.etcd.io/etcd/client/pkg/v3 v3.6.17 // indirect
 	go.etcd.io/etcd/client/v3 v3.6.17 // indirect
@@ -51,9 +55,9 @@ require (
 	github.com/youmark/pkcs8 v0.0.0-20240726163527-a2c0da244d78 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
-	golang.org/x/sync v0.24.0 // indirect
-	golang.org/x/sys v0.49.0 // indirect
-	golang.org/x/text v0.43.0 // indirect
+	golang.org/x/sync v0.25.0 // indirect
+	golang.org/x/sys v0.50.0 // indirect
+	golang.org/x/text v0.44.0 // indirect
 )
 
 replace (
@@ -64,6 +68,8 @@ replace (
 	github.com/distlock/lock/drivers/mysql => ../../drivers/mysql
 	github.com/distlock/lock/drivers/postgres => ../../drivers/postgres
 	github.com/distlock/lock/drivers/redigo => ../../drivers/redigo
+	github.com/distlock/lock/drivers/rueidis => ../../drivers/rueidis
+	github.com/distlock/lock/drivers/valkey => ../../drivers/valkey
 	github.com/distlock/lock/drivers/zookeeper => ../../drivers/zookeeper
 	github.com/distlock/lock/internal/pgtable => ../../internal/pgtable
 )
