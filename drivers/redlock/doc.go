@@ -1,7 +1,8 @@
 // Package redlock implements the Redlock algorithm of the Redis "distlock"
 // document over N independent Redis masters, once, for the drivers that
 // expose it over a client library: drivers/goredis (go-redis v9, registered
-// as "goredis") and drivers/redigo (redigo, registered as "redigo"). Most
+// as "goredis"), drivers/redigo (redigo, registered as "redigo"),
+// drivers/rueidis ("rueidis") and drivers/valkey (valkey-go, "valkey"). Most
 // programs use those through package lock and never import this one; it is
 // for those who bring their own [Node] implementation:
 //

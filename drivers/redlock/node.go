@@ -3,8 +3,8 @@ package redlock
 import "context"
 
 // Node is one independent Redis master, as the algorithm needs it. The
-// adapters in drivers/goredis and drivers/redigo implement it over their
-// clients; a Node may equally be a single server, a primary with replicas
+// adapters in drivers/goredis and drivers/redigo, and drivers/internal/pipenode
+// for rueidis and valkey-go, implement it over their clients; a Node may equally be a single server, a primary with replicas
 // behind a failover client, or a cluster client. Every method must honour
 // its context's deadline: that is what bounds a hung node. A request that
 // ran out of its deadline returns an error for which [IsTimeout] is true,

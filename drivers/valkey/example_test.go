@@ -8,8 +8,8 @@ import (
 	"github.com/valkey-io/valkey-go"
 
 	"github.com/distlock/lock"
-	drivers "github.com/distlock/lock/drivers/valkey"
 	"github.com/distlock/lock/drivers/redlock"
+	drivers "github.com/distlock/lock/drivers/valkey"
 )
 
 // Three independent Valkey masters: a lock needs two of them.

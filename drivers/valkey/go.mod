@@ -7,9 +7,9 @@ require (
 	github.com/valkey-io/valkey-go v1.0.80
 )
 
-replace github.com/distlock/lock => ../..
-
 require (
 	go.uber.org/goleak v1.3.0 // indirect
 	golang.org/x/sys v0.50.0 // indirect
 )
+
+replace github.com/distlock/lock => ../..
