@@ -1,0 +1,9 @@
+package valkey_test
+
+import (
+	"testing"
+
+	"github.com/distlock/lock/internal/redistest"
+)
+
+func TestTLSAndAuth(t *testing.T) { redistest.TLSAndAuth(t, "valkey") }
