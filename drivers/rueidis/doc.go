@@ -8,21 +8,22 @@
 //	c, err := lock.Open("rueidis", "redis://10.0.0.1:6379,redis://10.0.0.2:6379,redis://10.0.0.3:6379")
 //
 // The DSN is the goredis driver's: a comma-separated list of redis:// or
-// rediss:// (TLS) URLs, one per independent master, here in rueidis's URL
-// syntax (rueidis.ParseURL: user, password, database number, and
-// dial_timeout, write_timeout, protocol, client_name as query parameters).
-// The algorithm's own parameters (node_timeout, fencing, key_prefix; see
-// redlock.ParseDSN) may be added to any URL, and on a rediss:// URL
-// ca_file names a PEM file of the CAs that sign the server's certificate
-// (default: the system's).
+// rediss:// (TLS) URLs, one per independent master (each URL one server),
+// with a user, a password and a database number. Of rueidis's URL
+// parameters it takes db, dial_timeout, write_timeout, client_name,
+// protocol, skip_verify, and max_retries and client_cache, which are 0 (no
+// retries, no client-side caching) unless the URL says otherwise; any
+// other is an error. The algorithm's own parameters (node_timeout,
+// fencing, key_prefix; see redlock.ParseDSN) may be added to any URL, and
+// on a rediss:// URL ca_file names a PEM file of the CAs that sign the
+// server's certificate (default: the system's).
 //
 // rueidis writes the commands of concurrent callers to a node in one
 // write (auto-pipelining), so many goroutines share one connection per
 // node. Waiters for a release listen on a connection per node that the
-// client dedicates to publish/subscribe. A client built from a DSN makes
-// no retries of its own (the algorithm makes one attempt per node per
-// round), and connects at its node's first request, under that request's
-// deadline.
+// client dedicates to publish/subscribe. A client built from a DSN
+// connects at its node's first request, which waits for it no longer than
+// its deadline.
 //
 // A node that refuses the URL's credentials, or that speaks TLS where the
 // URL does not (or the other way round), fails an acquisition at once with

@@ -19,8 +19,8 @@ type Driver struct{}
 func (Driver) OpenConnector(dsn string) (driver.Connector, error) { return library.OpenConnector(dsn) }
 
 // New returns a connector over existing clients, one per independent
-// master (a cluster client is one); pass it to lock.OpenConnector. The
-// clients are not closed when the lock client is.
+// master; pass it to lock.OpenConnector. The clients are not closed when
+// the lock client is.
 func New(clients []rueidis.Client, opts ...redlock.Option) (driver.Connector, error) {
 	return library.New(clients, opts...)
 }

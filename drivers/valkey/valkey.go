@@ -19,8 +19,8 @@ type Driver struct{}
 func (Driver) OpenConnector(dsn string) (driver.Connector, error) { return library.OpenConnector(dsn) }
 
 // New returns a connector over valkey-go clients you built, one per
-// independent master; pass it to lock.OpenConnector. A cluster client
-// counts as one master. Closing the lock client leaves them open.
+// independent master; pass it to lock.OpenConnector. Closing the lock
+// client leaves them open.
 func New(clients []valkey.Client, opts ...redlock.Option) (driver.Connector, error) {
 	return library.New(clients, opts...)
 }
