@@ -284,6 +284,84 @@ func TestWatch_waitsForEveryConnectedNode(t *testing.T) {
 	}
 }
 
+// TestWatch_waitsForNodesStillDialing: a client's first Watch waits for
+// the nodes whose publish/subscribe connection is still being dialed, as
+// for those already connected. A node that dials slower than a quorum
+// would otherwise confirm after the Watch returned, and a release it
+// announced meanwhile would wake nobody: the rueidis driver's nodes dial a
+// connection in Subscribe, and its waiter at N=5 slept until its poll.
+func TestWatch_waitsForNodesStillDialing(t *testing.T) {
+	r, fs := fakes(t, 5) // node timeout 200ms: the Watch's timer
+	for _, f := range fs[3:] {
+		f.mu.Lock()
+		f.dialDelay = 50 * time.Millisecond
+		f.mu.Unlock()
+	}
+	w, err := r.Watch(t.Context(), "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	for i, f := range fs {
+		if !f.subscribed(r.channel("k")) {
+			t.Errorf("the first Watch returned before node %d, still dialing, confirmed its subscription", i)
+		}
+	}
+}
+
+// TestWatch_lateConfirmationWakes: a node that confirms its subscription
+// after the Watch gave up waiting for it (its timer ran out with a quorum)
+// wakes the watcher, since a release it announced before that went
+// unheard.
+func TestWatch_lateConfirmationWakes(t *testing.T) {
+	r, fs := fakes(t, 3) // node timeout 200ms: the Watch's timer
+	fs[2].mu.Lock()
+	fs[2].confirmDelay = 400 * time.Millisecond
+	fs[2].mu.Unlock()
+	w, err := r.Watch(t.Context(), "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if fs[2].subscribed(r.channel("k")) {
+		t.Fatal("the slow node confirmed before the Watch's timer")
+	}
+	select {
+	case <-w.Released():
+		t.Fatal("woken before any release or confirmation")
+	default:
+	}
+	select {
+	case <-w.Released():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the slow node's late confirmation did not wake the watcher")
+	}
+	if !fs[2].subscribed(r.channel("k")) {
+		t.Error("woken before the slow node confirmed")
+	}
+}
+
+// TestWatch_deadNodeDelaysNobody: a node that cannot be dialed is not
+// waited for, not even by the first Watch, which counted it as dialing.
+func TestWatch_deadNodeDelaysNobody(t *testing.T) {
+	r, fs := fakes(t, 5) // node timeout 200ms: the Watch's timer
+	fs[4].mu.Lock()
+	fs[4].dialErr = errors.New("connection refused")
+	fs[4].mu.Unlock()
+	for i := range 3 {
+		start := time.Now()
+		w, err := r.Watch(t.Context(), fmt.Sprint("k", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		took := time.Since(start)
+		w.Close()
+		if took > 100*time.Millisecond {
+			t.Fatalf("Watch %d took %v with a node that refuses connections; want it not to wait for that node", i, took)
+		}
+	}
+}
+
 // TestWatch_hungNodeDelaysNobody: with a node hung, subscribing and
 // unsubscribing go on at the healthy nodes' pace. The hung node's
 // requests wait on its own writer, never on the waiter.

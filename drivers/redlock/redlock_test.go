@@ -40,6 +40,8 @@ type fakeNode struct {
 	undoDelay    time.Duration // before an undo takes effect
 	published    int           // announcements made
 	confirmDelay time.Duration // before a subscription takes effect and is confirmed
+	dialDelay    time.Duration // before Subscribe returns a connection, as a client that dials one
+	dialErr      error         // what Subscribe returns, if set: the node refuses connections
 }
 
 func newFake(name string) *fakeNode {
@@ -207,7 +209,20 @@ func (f *fakeNode) runTwoKeyScript(sha string, args []any) (reply any, ok bool) 
 
 // Subscribe opens a publish/subscribe connection to the node, which hears
 // what the release script (and publish) announce.
-func (f *fakeNode) Subscribe(context.Context) (Subscriber, error) {
+func (f *fakeNode) Subscribe(ctx context.Context) (Subscriber, error) {
+	f.mu.Lock()
+	dial, dialErr := f.dialDelay, f.dialErr
+	f.mu.Unlock()
+	if dialErr != nil {
+		return nil, dialErr
+	}
+	if dial > 0 {
+		select {
+		case <-time.After(dial):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 	sub := &fakeSub{node: f, chans: make(map[string]bool), events: make(chan Event, 64), closed: make(chan struct{})}
 	f.mu.Lock()
 	f.subs = append(f.subs, sub)

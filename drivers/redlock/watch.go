@@ -77,28 +77,33 @@ func (r *Redlock) Watch(ctx context.Context, key string) (driver.Watch, error) {
 	s.mu.Unlock()
 
 	// A release is announced by one node (see Release): wait for as many
-	// confirmations as there are healthy nodes whose connection is up, not
+	// confirmations as there are healthy nodes that can be reached, not
 	// just a quorum, so that the call's next attempt does not run ahead of
-	// the subscription on the node that will announce. A node that timed
-	// out since its last answer is not waited for: a hung minority must
-	// not slow every waiter down. One slow to confirm delays Watch by the
-	// timer at most, if a quorum confirmed.
+	// the subscription on the node that will announce. A node whose
+	// connection is still being dialed counts: a client's first Watch
+	// finds every connection so. A node that timed out since its last
+	// answer, or that could not be dialed, is not waited for: a broken
+	// minority must not slow every waiter down. One slow to confirm delays
+	// Watch by the timer at most, if a quorum confirmed, and wakes the
+	// watcher when it confirms (see lateConfirmations).
 	confirmed := make(chan struct{}, len(nodes))
+	late := &lateConfirmations{w: w}
 	quorum := len(nodes)/2 + 1
 	up := 0
 	for _, ns := range nodes {
-		done, connected := ns.want(ch)
-		if connected && r.healthy(ns.i) {
+		c, reachable := ns.want(ch)
+		if reachable && r.healthy(ns.i) {
 			up++
 		}
 		go func() {
 			select {
-			case <-done:
-				confirmed <- struct{}{}
+			case <-c.done:
+				late.confirm(confirmed, c.unreachable)
 			case <-w.done:
 			}
 		}()
 	}
+	defer late.end()
 	want := max(quorum, up)
 	t := time.NewTimer(max(r.roundTimeout(0), 100*time.Millisecond))
 	defer t.Stop()
@@ -118,6 +123,43 @@ func (r *Redlock) Watch(ctx context.Context, key string) (driver.Watch, error) {
 		}
 	}
 	return w, nil
+}
+
+// lateConfirmations wakes a watcher for each node that confirms its
+// subscription after Watch returned. A release that node announced before
+// its confirmation went unheard, and the watcher's next attempt may come
+// only at its retry strategy's pace.
+type lateConfirmations struct {
+	w *watch
+
+	mu    sync.Mutex
+	ended bool // Watch returned
+}
+
+// confirm passes on a node's confirmation, or the news that it could
+// not be dialed: to Watch, through confirmed, while it waits, and as a
+// wake-up of the watcher afterwards (for a confirmation only).
+func (l *lateConfirmations) confirm(confirmed chan<- struct{}, unreachable bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.ended {
+		confirmed <- struct{}{} // buffered for every node
+		return
+	}
+	if unreachable {
+		return
+	}
+	select {
+	case l.w.c <- struct{}{}:
+	default:
+	}
+}
+
+// end is called as Watch returns.
+func (l *lateConfirmations) end() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.ended = true
 }
 
 // announce passes on an announcement, received from node from, of the
@@ -313,10 +355,11 @@ type nodeSub struct {
 	i    int           // the node's index
 	poke chan struct{} // wakes the writer; buffered
 
-	mu    sync.Mutex
-	sub   Subscriber // nil while (re)connecting
-	chans map[string]*chanState
-	waits []ackWait
+	mu         sync.Mutex
+	sub        Subscriber // nil while (re)connecting
+	dialFailed bool       // the latest Subscribe of the node failed
+	chans      map[string]*chanState
+	waits      []ackWait
 }
 
 func newNodeSub(s *subscriptions, node Node, i int) *nodeSub {
@@ -331,33 +374,40 @@ type chanState struct {
 }
 
 type ackWait struct {
-	ch   string
-	n    int // confirmed once the channel's acked reaches n; 0: not yet sent
-	done chan struct{}
+	ch string
+	n  int // confirmed once the channel's acked reaches n; 0: not yet sent
+	c  *confirmation
 }
 
-// want makes sure the connection subscribes to ch, and returns a channel
-// that is closed once the node confirmed it, and whether the connection is
-// up. It never waits on the node.
-func (ns *nodeSub) want(ch string) (done chan struct{}, connected bool) {
-	done = make(chan struct{})
+// confirmation is what Watch waits for from one node.
+type confirmation struct {
+	done        chan struct{} // closed once the node confirmed, or could not be dialed
+	unreachable bool          // the node could not be dialed; set before done is closed
+}
+
+// want makes sure the connection subscribes to ch, and returns the
+// node's confirmation, and whether the node is reachable: its connection
+// is up or being dialed, and its latest dial did not fail. It never waits
+// on the node.
+func (ns *nodeSub) want(ch string) (c *confirmation, reachable bool) {
+	c = &confirmation{done: make(chan struct{})}
 	ns.mu.Lock()
 	defer ns.mu.Unlock()
 	if ns.sub == nil {
 		// The writer subscribes to every watched channel once connected.
-		ns.waits = append(ns.waits, ackWait{ch: ch, done: done})
-		return done, false
+		ns.waits = append(ns.waits, ackWait{ch: ch, c: c})
+		return c, !ns.dialFailed
 	}
 	switch st := ns.chans[ch]; {
 	case st != nil && st.active && st.acked >= st.sent:
-		close(done)
+		close(c.done)
 	case st != nil && st.active:
-		ns.waits = append(ns.waits, ackWait{ch: ch, n: st.sent, done: done})
+		ns.waits = append(ns.waits, ackWait{ch: ch, n: st.sent, c: c})
 	default:
-		ns.waits = append(ns.waits, ackWait{ch: ch, done: done})
+		ns.waits = append(ns.waits, ackWait{ch: ch, c: c})
 		ns.wake()
 	}
-	return done, true
+	return c, true
 }
 
 // drop unsubscribes from ch, which has no watchers left, in the
@@ -472,7 +522,7 @@ func (ns *nodeSub) endWaits(end func(ackWait) bool) {
 	kept := ns.waits[:0]
 	for _, w := range ns.waits {
 		if end(w) {
-			close(w.done)
+			close(w.c.done)
 		} else {
 			kept = append(kept, w)
 		}
@@ -506,6 +556,15 @@ func (ns *nodeSub) run() {
 	for ctx.Err() == nil {
 		sub, err := ns.node.Subscribe(ctx)
 		if err != nil {
+			// The node cannot be reached: no Watch waits for it until it
+			// can be (see want).
+			ns.mu.Lock()
+			ns.dialFailed = true
+			for _, w := range ns.waits {
+				w.c.unreachable = true
+			}
+			ns.endWaits(func(ackWait) bool { return true })
+			ns.mu.Unlock()
 			select {
 			case <-ctx.Done():
 			case <-time.After(delay):
@@ -514,7 +573,7 @@ func (ns *nodeSub) run() {
 			continue
 		}
 		ns.mu.Lock()
-		ns.sub, ns.chans = sub, make(map[string]*chanState)
+		ns.sub, ns.chans, ns.dialFailed = sub, make(map[string]*chanState), false
 		// Waits from an earlier connection wait for this one's SUBSCRIBE.
 		for i := range ns.waits {
 			ns.waits[i].n = 0
