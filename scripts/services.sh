@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/services.sh - throwaway backing services for distlock tests.
 #
-# Usage: scripts/services.sh up|down|env|status|restart-postgres|start-redis|start-ferretdb
+# Usage: scripts/services.sh up|down|env|status|restart-postgres|start-redis|start-ferretdb|start-valkey
 #
 #   up      Start 5 independent redis-server instances (127.0.0.1:7001-7005),
 #           a throwaway PostgreSQL cluster (127.0.0.1:55432, database
@@ -25,6 +25,9 @@
 #   start-ferretdb
 #           Start our FerretDB if it is not running (its data kept), and
 #           nothing else: for the MongoDB driver's fault runs, which kill it.
+#   start-valkey
+#           Start our Valkey servers (services.d/valkey.sh) that are not
+#           running, and nothing else.
 #
 # Everything lives under ${DISTLOCK_SERVICES_DIR:-/tmp/distlock-services}:
 #   redis-700N/{redis.pid,redis.log,launch.log}  one dir per redis (its cwd);
@@ -71,6 +74,7 @@ readonly ZK_CLIENT_PORTS=(21811 21812 21813)
 readonly ZK_PEER_PORTS=(28881 28882 28883)
 readonly ZK_ELECTION_PORTS=(38881 38882 38883)
 readonly MYSQL_PORT=33061      # MariaDB (services.d/mysql.sh)
+readonly VALKEY_PORTS=(7201 7202 7203 7204 7205) # Valkey 8 (services.d/valkey.sh)
 # Taken by tools rather than by `up`: distlock bench's own Redis nodes with
 # two of them hung (7101-7105, its --hung-port); reserved for the drivers to
 # come: NATS 42221-42223.
@@ -122,6 +126,9 @@ commands:
           start our redis-servers that are down, and nothing else
   start-ferretdb
           start our ferretdb if it is down (data kept), and nothing else
+  start-valkey
+          start our valkey servers 127.0.0.1:7201-7205 that are down, and
+          nothing else
 EOF
 }
 
@@ -758,6 +765,18 @@ cmd_start_ferretdb() {
 	ferret_wait
 }
 
+# cmd_start_extra NAME: start the extra service NAME (a file in services.d)
+# if it is down (the state dir must exist: `up` made it), and nothing else.
+cmd_start_extra() {
+	local s=$1
+	declare -F "${s}_prepare" >/dev/null && "${s}_prepare"
+	with_lock
+	[[ -e $MARKER ]] || die "no services are up (no $MARKER); start them with: scripts/services.sh up"
+	! declare -F "${s}_preflight" >/dev/null || "${s}_preflight" || exit 1
+	"${s}_start" || exit 1
+	"${s}_wait" || exit 1
+}
+
 cmd_env() {
 	printf 'export DISTLOCK_SERVICES_DIR=%s\n' "$(shell_quote "$STATE")"
 	printf 'export DISTLOCK_REDIS_ADDRS=%s\n' "$(shell_quote "$REDIS_ADDRS")"
@@ -832,6 +851,7 @@ main() {
 	restart-postgres) cmd_restart_postgres ;;
 	start-redis) cmd_start_redis ;;
 	start-ferretdb) cmd_start_ferretdb ;;
+	start-valkey) cmd_start_extra valkey ;;
 	-h | --help | help) usage ;;
 	*)
 		log "unknown command: $1"

@@ -36,6 +36,13 @@ func RedisAddrs(t testing.TB) []string {
 	return strings.Split(Lookup(t, "DISTLOCK_REDIS_ADDRS"), ",")
 }
 
+// ValkeyAddrs returns the addresses (host:port) of the independent Valkey
+// servers, from DISTLOCK_VALKEY_ADDRS.
+func ValkeyAddrs(t testing.TB) []string {
+	t.Helper()
+	return strings.Split(Lookup(t, "DISTLOCK_VALKEY_ADDRS"), ",")
+}
+
 // PostgresDSN returns the PostgreSQL test database's URL, from
 // DISTLOCK_POSTGRES_DSN.
 func PostgresDSN(t testing.TB) string {
