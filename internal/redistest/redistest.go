@@ -27,6 +27,14 @@ func Servers(t testing.TB) []string {
 	return testenv.RedisAddrs(t)
 }
 
+// ValkeyServers returns the addresses of the test Valkey servers, skipping
+// the test (failing it under CI) when they are not running. Their tests
+// break none of them: no fault case runs on Valkey.
+func ValkeyServers(t testing.TB) []string {
+	t.Helper()
+	return testenv.ValkeyAddrs(t)
+}
+
 // DSN returns a DSN of redis:// URLs for addrs, with query (may be empty)
 // on the first.
 func DSN(addrs []string, query string) string {
