@@ -45,25 +45,26 @@ valkey_bin() {
 # valkey_mirror: prints the URI of the Debian archive that the machine's
 # apt sources use for its release (bookworm), one-line or deb822 style.
 valkey_mirror() {
-	local codename="" f
+	local codename="" f uri=""
 	codename=$(. /etc/os-release 2>/dev/null && printf '%s' "${VERSION_CODENAME:-}")
 	[[ -n $codename ]] || codename=bookworm
 	for f in /etc/apt/sources.list.d/*.sources; do
-		[[ -r $f ]] || continue
-		awk -v suite="$codename" '
+		[[ -r $f && -z $uri ]] || continue
+		uri=$(awk -v suite="$codename" '
 			function flush() { if (deb && ok && uri != "") { print uri; found = 1; exit } deb = ok = 0; uri = "" }
 			/^[ \t]*$/ { flush(); next }
 			/^Types:/ { for (i = 2; i <= NF; i++) if ($i == "deb") deb = 1 }
 			/^URIs:/ { uri = $2 }
 			/^Suites:/ { for (i = 2; i <= NF; i++) if ($i == suite) ok = 1 }
-			END { if (!found) flush() }' "$f"
-	done | head -n 1 | grep . && return 0
+			END { if (!found) flush() }' "$f")
+	done
 	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-		[[ -r $f ]] || continue
-		awk -v suite="$codename" '$1 == "deb" {
+		[[ -r $f && -z $uri ]] || continue
+		uri=$(awk -v suite="$codename" '$1 == "deb" {
 			i = 2; if ($i ~ /^\[/) { while ($i !~ /\]$/) i++; i++ }
-			if ($(i + 1) == suite) { print $i; exit } }' "$f"
-	done | head -n 1 | grep .
+			if ($(i + 1) == suite) { print $i; exit } }' "$f")
+	done
+	[[ -n $uri ]] && printf '%s\n' "$uri"
 }
 
 # valkey_prepare: sets VALKEY_BIN, fetching and unpacking Valkey into the
