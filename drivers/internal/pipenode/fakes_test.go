@@ -11,6 +11,8 @@ type fakeClient struct {
 	reply   any
 	unblock chan struct{}
 	closed  atomic.Int32
+
+	listenErr error // if set, Listen's connection ends at once with it
 }
 
 func (f *fakeClient) Do(ctx context.Context, cmd Command) (any, error) {
@@ -20,5 +22,21 @@ func (f *fakeClient) Do(ctx context.Context, cmd Command) (any, error) {
 	return f.reply, nil
 }
 
-func (f *fakeClient) Listen(h Hooks) (Conn, <-chan error) { panic("not used") }
-func (f *fakeClient) Close()                              { f.closed.Add(1) }
+// Listen returns a connection that has ended with listenErr, as the
+// clients' is when its dial failed.
+func (f *fakeClient) Listen(h Hooks) (Conn, <-chan error) {
+	if f.listenErr == nil {
+		panic("not used")
+	}
+	ended := make(chan error, 1)
+	ended <- f.listenErr
+	close(ended)
+	return fakeConn{}, ended
+}
+
+type fakeConn struct{}
+
+func (fakeConn) Subscribe(context.Context, string) error   { return nil }
+func (fakeConn) Unsubscribe(context.Context, string) error { return nil }
+func (fakeConn) Close()                                    {}
+func (f *fakeClient) Close()                               { f.closed.Add(1) }

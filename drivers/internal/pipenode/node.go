@@ -160,17 +160,40 @@ func (n *Node) Subscribe(ctx context.Context) (redlock.Subscriber, error) {
 	}
 	s := newSubscriber()
 	made := make(chan struct{})
+	var failed error
 	go func() {
 		defer close(made)
 		defer n.put()
 		s.conn, s.ended = c.Listen(s)
+		failed = dialFailure(s.ended)
 	}()
 	select {
 	case <-made:
+		if failed != nil {
+			s.Close()
+			return nil, failed
+		}
 		return s, nil
 	case <-ctx.Done():
 		go func() { <-made; s.Close() }()
 		return nil, ctx.Err()
+	}
+}
+
+// dialFailure returns the error of a dedicated connection that ended as
+// it was made, or nil. A client that is open hands out a connection whose
+// dial failed (its server is down) as one that ends at once: that is a
+// failed Subscribe, which redlock retries with a backoff and which tells
+// its Watch not to wait for the node, not a connection in place.
+func dialFailure(ended <-chan error) error {
+	select {
+	case err, ok := <-ended:
+		if !ok || err == nil {
+			err = errUnsubscribed
+		}
+		return err
+	default:
+		return nil
 	}
 }
 

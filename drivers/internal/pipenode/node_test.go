@@ -75,6 +75,19 @@ func TestNode_closeWaitsForRequests(t *testing.T) {
 	}
 }
 
+// A dedicated connection that the open client could not dial (its server
+// went down) fails Subscribe, rather than making a subscriber whose Receive
+// fails at once: redlock would reconnect at once, over and over, waking
+// every waiter each time, and count the node as reachable.
+func TestNode_subscribeFailsWhenTheDialFails(t *testing.T) {
+	refused := errors.New("dial tcp: connection refused")
+	n := New(&fakeClient{listenErr: refused}, "fake")
+	sub, err := n.Subscribe(context.Background())
+	if !errors.Is(err, refused) {
+		t.Fatalf("Subscribe with the dial failing = %v, %v; want the dial's error", sub, err)
+	}
+}
+
 // users0 reports whether no request uses the client yet.
 func (n *Node) users0() bool {
 	n.mu.Lock()
