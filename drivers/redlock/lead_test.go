@@ -341,24 +341,44 @@ func TestWatch_lateConfirmationWakes(t *testing.T) {
 	}
 }
 
-// TestWatch_deadNodeDelaysNobody: a node that cannot be dialed is not
-// waited for, not even by the first Watch, which counted it as dialing.
+// TestWatch_deadNodeDelaysNobody: a node that cannot be reached is not
+// waited for, not even by the first Watch, which counted it as dialing,
+// and its connection is retried with a backoff, not at once over and over.
 func TestWatch_deadNodeDelaysNobody(t *testing.T) {
-	r, fs := fakes(t, 5) // node timeout 200ms: the Watch's timer
-	fs[4].mu.Lock()
-	fs[4].dialErr = errors.New("connection refused")
-	fs[4].mu.Unlock()
-	for i := range 3 {
-		start := time.Now()
-		w, err := r.Watch(t.Context(), fmt.Sprint("k", i))
-		if err != nil {
-			t.Fatal(err)
-		}
-		took := time.Since(start)
-		w.Close()
-		if took > 100*time.Millisecond {
-			t.Fatalf("Watch %d took %v with a node that refuses connections; want it not to wait for that node", i, took)
-		}
+	for _, tc := range []struct {
+		name string
+		dead func(f *fakeNode)
+	}{
+		{"refusedInSubscribe", func(f *fakeNode) { f.dialErr = errors.New("connection refused") }},
+		{"connectionEndsAtOnce", func(f *fakeNode) { f.connDies = true }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, fs := fakes(t, 5) // node timeout 200ms: the Watch's timer
+			fs[4].mu.Lock()
+			tc.dead(fs[4])
+			fs[4].mu.Unlock()
+			start := time.Now()
+			for i := range 3 {
+				begun := time.Now()
+				w, err := r.Watch(t.Context(), fmt.Sprint("k", i))
+				if err != nil {
+					t.Fatal(err)
+				}
+				took := time.Since(begun)
+				w.Close()
+				if took > 100*time.Millisecond {
+					t.Fatalf("Watch %d took %v with a node that cannot be reached; want it not to wait for that node", i, took)
+				}
+			}
+			time.Sleep(300 * time.Millisecond)
+			fs[4].mu.Lock()
+			dials := fs[4].dials
+			fs[4].mu.Unlock()
+			// 50ms, 100ms, 200ms: a handful of tries in 300ms.
+			if limit := 8; dials > limit {
+				t.Errorf("%d connections to the dead node in %v; want at most %d (a backoff)", dials, time.Since(start).Round(time.Millisecond), limit)
+			}
+		})
 	}
 }
 

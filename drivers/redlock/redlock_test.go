@@ -42,6 +42,8 @@ type fakeNode struct {
 	confirmDelay time.Duration // before a subscription takes effect and is confirmed
 	dialDelay    time.Duration // before Subscribe returns a connection, as a client that dials one
 	dialErr      error         // what Subscribe returns, if set: the node refuses connections
+	connDies     bool          // Subscribe's connections end at once, as go-redis's to a node that refuses connections
+	dials        int           // Subscribe calls
 }
 
 func newFake(name string) *fakeNode {
@@ -211,7 +213,8 @@ func (f *fakeNode) runTwoKeyScript(sha string, args []any) (reply any, ok bool) 
 // what the release script (and publish) announce.
 func (f *fakeNode) Subscribe(ctx context.Context) (Subscriber, error) {
 	f.mu.Lock()
-	dial, dialErr := f.dialDelay, f.dialErr
+	dial, dialErr, dies := f.dialDelay, f.dialErr, f.connDies
+	f.dials++
 	f.mu.Unlock()
 	if dialErr != nil {
 		return nil, dialErr
@@ -224,6 +227,9 @@ func (f *fakeNode) Subscribe(ctx context.Context) (Subscriber, error) {
 		}
 	}
 	sub := &fakeSub{node: f, chans: make(map[string]bool), events: make(chan Event, 64), closed: make(chan struct{})}
+	if dies {
+		sub.Close()
+	}
 	f.mu.Lock()
 	f.subs = append(f.subs, sub)
 	f.mu.Unlock()

@@ -357,7 +357,7 @@ type nodeSub struct {
 
 	mu         sync.Mutex
 	sub        Subscriber // nil while (re)connecting
-	dialFailed bool       // the latest Subscribe of the node failed
+	dialFailed bool       // the latest connection failed before the node confirmed anything on it
 	chans      map[string]*chanState
 	waits      []ackWait
 }
@@ -548,7 +548,10 @@ func (ns *nodeSub) ack(ch string) {
 
 // run keeps the connection open and passes its messages on, until the
 // subscriptions are closed; the writer subscribes it to every watched
-// channel.
+// channel. A connection that fails, or ends before the node confirmed
+// anything on it, is reopened after 50ms, doubling up to 2s: some clients
+// dial in Subscribe and fail there, others (go-redis) dial at the first
+// SUBSCRIBE and end the connection when that fails.
 func (ns *nodeSub) run() {
 	defer ns.s.wg.Done()
 	ctx := ns.s.ctx
@@ -556,24 +559,12 @@ func (ns *nodeSub) run() {
 	for ctx.Err() == nil {
 		sub, err := ns.node.Subscribe(ctx)
 		if err != nil {
-			// The node cannot be reached: no Watch waits for it until it
-			// can be (see want).
-			ns.mu.Lock()
-			ns.dialFailed = true
-			for _, w := range ns.waits {
-				w.c.unreachable = true
-			}
-			ns.endWaits(func(ackWait) bool { return true })
-			ns.mu.Unlock()
-			select {
-			case <-ctx.Done():
-			case <-time.After(delay):
-			}
-			delay = min(2*delay, 2*time.Second)
+			ns.unreachable()
+			delay = backOff(ctx, delay)
 			continue
 		}
 		ns.mu.Lock()
-		ns.sub, ns.chans, ns.dialFailed = sub, make(map[string]*chanState), false
+		ns.sub, ns.chans = sub, make(map[string]*chanState)
 		// Waits from an earlier connection wait for this one's SUBSCRIBE.
 		for i := range ns.waits {
 			ns.waits[i].n = 0
@@ -584,24 +575,65 @@ func (ns *nodeSub) run() {
 			sub.Close()
 			return
 		}
-		delay = 50 * time.Millisecond
-		for {
-			ev, err := sub.Receive(ctx)
-			if err != nil {
-				break
-			}
-			switch ev.Kind {
-			case Subscribed:
-				ns.ack(ev.Channel)
-			case Message:
-				ns.s.announce(ns.i, ev.Channel, ev.Payload)
-			}
-		}
+		heard := ns.receive(ctx, sub)
 		ns.mu.Lock()
 		ns.sub = nil
 		ns.mu.Unlock()
 		sub.Close()
+		if !heard {
+			ns.unreachable()
+			delay = backOff(ctx, delay)
+			continue
+		}
+		delay = 50 * time.Millisecond
 		// Releases may have gone unannounced while the connection was down.
 		ns.s.wakeAll()
 	}
+}
+
+// receive passes on what arrives on sub until it fails, and reports
+// whether anything did. The first event makes the node reachable again.
+func (ns *nodeSub) receive(ctx context.Context, sub Subscriber) (heard bool) {
+	for {
+		ev, err := sub.Receive(ctx)
+		if err != nil {
+			return heard
+		}
+		if !heard {
+			heard = true
+			ns.mu.Lock()
+			ns.dialFailed = false
+			ns.mu.Unlock()
+		}
+		switch ev.Kind {
+		case Subscribed:
+			ns.ack(ev.Channel)
+		case Message:
+			ns.s.announce(ns.i, ev.Channel, ev.Payload)
+		}
+	}
+}
+
+// unreachable records that the node could not be reached: the Watches
+// waiting for it stop waiting, and none waits for it until it can be (see
+// want).
+func (ns *nodeSub) unreachable() {
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	ns.dialFailed = true
+	for _, w := range ns.waits {
+		w.c.unreachable = true
+	}
+	ns.endWaits(func(ackWait) bool { return true })
+}
+
+// backOff waits for delay, or for ctx to end, and returns the next delay.
+func backOff(ctx context.Context, delay time.Duration) time.Duration {
+	t := time.NewTimer(delay)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+	return min(2*delay, 2*time.Second)
 }
