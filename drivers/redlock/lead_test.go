@@ -382,6 +382,37 @@ func TestWatch_deadNodeDelaysNobody(t *testing.T) {
 	}
 }
 
+// TestWatch_nodeReachedLaterWakes: a node that could not be reached when
+// the Watch returned wakes the watcher once it is reached and confirms the
+// subscription: a release it announced meanwhile went unheard.
+func TestWatch_nodeReachedLaterWakes(t *testing.T) {
+	r, fs := fakes(t, 3)
+	fs[2].mu.Lock()
+	fs[2].dialErr = errors.New("connection refused")
+	fs[2].mu.Unlock()
+	w, err := r.Watch(t.Context(), "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	select {
+	case <-w.Released():
+		t.Fatal("woken before the node was reached")
+	case <-time.After(100 * time.Millisecond):
+	}
+	fs[2].mu.Lock()
+	fs[2].dialErr = nil
+	fs[2].mu.Unlock()
+	select {
+	case <-w.Released():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the node's confirmation, once reached, did not wake the watcher")
+	}
+	if !fs[2].subscribed(r.channel("k")) {
+		t.Error("woken before the node confirmed")
+	}
+}
+
 // TestWatch_hungNodeDelaysNobody: with a node hung, subscribing and
 // unsubscribing go on at the healthy nodes' pace. The hung node's
 // requests wait on its own writer, never on the waiter.

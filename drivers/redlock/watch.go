@@ -96,10 +96,18 @@ func (r *Redlock) Watch(ctx context.Context, key string) (driver.Watch, error) {
 			up++
 		}
 		go func() {
-			select {
-			case <-c.done:
-				late.confirm(confirmed, c.unreachable)
-			case <-w.done:
+			gaveUp := c.gaveUp
+			for {
+				select {
+				case <-c.done:
+					late.confirm(confirmed, gaveUp == nil)
+					return
+				case <-gaveUp:
+					late.count(confirmed)
+					gaveUp = nil // and wait on for a confirmation, to wake the watcher
+				case <-w.done:
+					return
+				}
 			}
 		}()
 	}
@@ -136,17 +144,26 @@ type lateConfirmations struct {
 	ended bool // Watch returned
 }
 
-// confirm passes on a node's confirmation, or the news that it could
-// not be dialed: to Watch, through confirmed, while it waits, and as a
-// wake-up of the watcher afterwards (for a confirmation only).
-func (l *lateConfirmations) confirm(confirmed chan<- struct{}, unreachable bool) {
+// count tells Watch, if it still waits, that a node will not confirm
+// soon: it could not be reached.
+func (l *lateConfirmations) count(confirmed chan<- struct{}) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !l.ended {
 		confirmed <- struct{}{} // buffered for every node
-		return
 	}
-	if unreachable {
+}
+
+// confirm passes on a node's confirmation: to Watch, through confirmed,
+// while it waits (unless counted already told it about the node), and as
+// a wake-up of the watcher afterwards.
+func (l *lateConfirmations) confirm(confirmed chan<- struct{}, counted bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.ended {
+		if !counted {
+			confirmed <- struct{}{} // buffered for every node
+		}
 		return
 	}
 	select {
@@ -381,8 +398,9 @@ type ackWait struct {
 
 // confirmation is what Watch waits for from one node.
 type confirmation struct {
-	done        chan struct{} // closed once the node confirmed, or could not be dialed
-	unreachable bool          // the node could not be dialed; set before done is closed
+	done   chan struct{} // closed once the node confirmed (or the watch closed)
+	gaveUp chan struct{} // closed if the node could not be reached before that
+	given  bool          // gaveUp is closed; guarded by the nodeSub's mu
 }
 
 // want makes sure the connection subscribes to ch, and returns the
@@ -390,7 +408,7 @@ type confirmation struct {
 // is up or being dialed, and its latest dial did not fail. It never waits
 // on the node.
 func (ns *nodeSub) want(ch string) (c *confirmation, reachable bool) {
-	c = &confirmation{done: make(chan struct{})}
+	c = &confirmation{done: make(chan struct{}), gaveUp: make(chan struct{})}
 	ns.mu.Lock()
 	defer ns.mu.Unlock()
 	if ns.sub == nil {
@@ -616,15 +634,19 @@ func (ns *nodeSub) receive(ctx context.Context, sub Subscriber) (heard bool) {
 
 // unreachable records that the node could not be reached: the Watches
 // waiting for it stop waiting, and none waits for it until it can be (see
-// want).
+// want). Their waits stay, so that the node's confirmation, once it is
+// reached, wakes their watchers; the waits of closed watches go.
 func (ns *nodeSub) unreachable() {
 	ns.mu.Lock()
 	defer ns.mu.Unlock()
 	ns.dialFailed = true
 	for _, w := range ns.waits {
-		w.c.unreachable = true
+		if !w.c.given {
+			w.c.given = true
+			close(w.c.gaveUp)
+		}
 	}
-	ns.endWaits(func(ackWait) bool { return true })
+	ns.endWaits(func(w ackWait) bool { return !ns.s.watched(w.ch) })
 }
 
 // backOff waits for delay, or for ctx to end, and returns the next delay.
