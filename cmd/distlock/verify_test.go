@@ -1,0 +1,47 @@
+package main
+
+import (
+	"encoding/json"
+	"net"
+	"strings"
+	"testing"
+
+	"github.com/distlock/lock/internal/redistest"
+	"github.com/distlock/lock/internal/testenv"
+)
+
+// A driver without a settings check is an error (69) that says so.
+func TestVerify_driverWithoutSettingsCheck(t *testing.T) {
+	r := cliResult(t, "verify", "--lint-only", "--driver", "memory", "--dsn", "verify-test")
+	if r.code != exitBackend || r.stdout != "" || !strings.Contains(r.stderr, "no settings check") {
+		t.Errorf("verify on the memory driver: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+}
+
+// On the test servers verify passes (0) with the expected warnings only,
+// one a node: they run without persistence. Given one server twice, by two
+// addresses, it fails (1) and names the rule.
+func TestVerify_lintOnRedis(t *testing.T) {
+	addrs := testenv.RedisAddrs(t)
+	r := cliResult(t, "verify", "--lint-only", "--json", "--driver", "goredis", "--dsn", redistest.DSN(addrs, ""))
+	r.want(t, exitOK)
+	var fs []findingJSON
+	if err := json.Unmarshal([]byte(r.stdout), &fs); err != nil {
+		t.Fatalf("verify --json printed %q: %v", r.stdout, err)
+	}
+	if len(fs) != len(addrs) {
+		t.Errorf("%d findings, want %d (one warning a node): %+v", len(fs), len(addrs), fs)
+	}
+	for _, f := range fs {
+		if f.Severity != "warning" || f.Rule != "redis-persistence" || f.Server == "" || f.Fix == "" {
+			t.Errorf("unexpected finding %+v", f)
+		}
+	}
+
+	_, port, _ := net.SplitHostPort(addrs[0])
+	r = cliResult(t, "verify", "--lint-only", "--driver", "goredis", "--dsn", redistest.DSN([]string{addrs[0], addrs[1], "localhost:" + port}, ""))
+	r.want(t, exitUnsafe)
+	if !strings.Contains(r.stdout, "error    redis-same-server") || !strings.Contains(r.stdout, "1 error, 3 warnings") {
+		t.Errorf("verify on one server given twice printed:\n%s", r.stdout)
+	}
+}
