@@ -72,8 +72,9 @@ readonly ZK_PEER_PORTS=(28881 28882 28883)
 readonly ZK_ELECTION_PORTS=(38881 38882 38883)
 readonly MYSQL_PORT=33061      # MariaDB (services.d/mysql.sh)
 # Taken by tools rather than by `up`: distlock bench's own Redis nodes with
-# two of them hung (7101-7105, its --hung-port); reserved for the drivers to
-# come: NATS 42221-42223.
+# two of them hung (7101-7105, its --hung-port); make demo's unsafe Redis
+# (7110, scripts/demo-verify.sh); reserved for the drivers to come: NATS
+# 42221-42223.
 readonly PG_DB=distlock
 readonly PG_SUPERUSER=postgres
 readonly PG_PREFERRED_MAJOR=15
