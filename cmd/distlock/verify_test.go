@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"net"
+	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -43,5 +45,53 @@ func TestVerify_lintOnRedis(t *testing.T) {
 	r.want(t, exitUnsafe)
 	if !strings.Contains(r.stdout, "error    redis-same-server") || !strings.Contains(r.stdout, "1 error, 3 warnings") {
 		t.Errorf("verify on one server given twice printed:\n%s", r.stdout)
+	}
+}
+
+// verifyExpected are the findings of verify --lint-only on the test
+// servers, by driver: "severity rule" of each, in order. The servers run
+// without persistence or fsync, on purpose, for speed.
+var verifyExpected = map[string][]string{
+	"goredis":   slices.Repeat([]string{"warning redis-persistence"}, 5),
+	"redigo":    slices.Repeat([]string{"warning redis-persistence"}, 5),
+	"postgres":  {"warning postgres-fsync"},
+	"mysql":     {"warning mysql-flush-log"},
+	"mongodb":   {"warning mongodb-standalone"},
+	"etcd":      nil,
+	"zookeeper": nil,
+}
+
+// verify --lint-only passes on every networked driver against the test
+// servers, with the expected warnings only. A driver added to the command
+// must say here what its check finds on them.
+func TestVerify_lintEveryDriver(t *testing.T) {
+	testenv.RedisAddrs(t) // skips the test without the servers
+	for _, d := range benchDrivers() {
+		if d == "memory" || strings.HasPrefix(d, "cmd-distlock-test") {
+			continue // no two processes share memory's store; the rest are this package's test doubles
+		}
+		t.Run(d, func(t *testing.T) {
+			want, ok := verifyExpected[d]
+			if !ok {
+				t.Fatalf("no expected findings for driver %s: add them to verifyExpected", d)
+			}
+			dsn := benchDefaultDSN(d, os.Getenv, "verify_test")
+			if dsn == "" {
+				t.Fatalf("no DSN for driver %s: set %s", d, benchEnvDSN(d))
+			}
+			r := cliResult(t, "verify", "--lint-only", "--json", "--driver", d, "--dsn", dsn)
+			r.want(t, exitOK)
+			var fs []findingJSON
+			if err := json.Unmarshal([]byte(r.stdout), &fs); err != nil {
+				t.Fatalf("verify --json printed %q: %v", r.stdout, err)
+			}
+			var got []string
+			for _, f := range fs {
+				got = append(got, f.Severity+" "+f.Rule)
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("findings %q, want %q", got, want)
+			}
+		})
 	}
 }
