@@ -83,14 +83,23 @@ func findings(t *testing.T, driverName, dsn string) []string {
 // its address.
 func startRedis(t *testing.T, args ...string) string {
 	t.Helper()
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		t.Skip("redis-server is not installed: run scripts/services.sh up")
-	}
 	dir := t.TempDir()
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t)))
 	_, port, _ := net.SplitHostPort(addr)
-	cmd := exec.Command("redis-server", append([]string{"--port", port, "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--dir", dir}, args...)...)
+	runRedis(t, dir, addr, append([]string{"--port", port, "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", dir}, args...))
+	return addr
+}
+
+// runRedis runs redis-server with args in dir, stopped when the test ends,
+// and waits until it listens on addr. It skips the test if redis-server is
+// not installed.
+func runRedis(t testing.TB, dir, addr string, args []string) {
+	t.Helper()
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("redis-server is not installed: run scripts/services.sh up")
+	}
+	cmd := exec.Command("redis-server", args...)
 	cmd.Dir = dir
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting redis-server: %v", err)
@@ -109,7 +118,7 @@ func startRedis(t *testing.T, args ...string) string {
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		if c, err := net.Dial("tcp", addr); err == nil {
 			c.Close()
-			return addr
+			return
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("redis-server on %s did not listen within 10s", addr)
