@@ -11,7 +11,8 @@
 #            system account's user "sys" reads the servers' settings
 #   env      DISTLOCK_NATS_DSN=nats://distlock:<password>@127.0.0.1:42221,...
 #            DISTLOCK_NATS_MONITOR=http://127.0.0.1:42241 (the monitoring
-#            endpoint that tells the fsync setting)
+#            endpoint that tells the fsync setting), and
+#            DISTLOCK_NATS_MONITORS, all three nodes' (health checks)
 #   knobs    DISTLOCK_NATS_BIN (another nats-server binary, 2.11 or newer),
 #            DISTLOCK_NATS_CACHE (where the built binary is kept; default
 #            ${XDG_CACHE_HOME:-$HOME/.cache}/distlock)
@@ -155,6 +156,11 @@ EOF
 # Written by scripts/services.d/nats.sh: starts node nats-$i of the test
 # cluster, detached, in this dir, recording its PID in nats.pid.
 cd "\${BASH_SOURCE[0]%/*}" || exit 1
+# A node killed a moment ago may still hold its ports: wait up to 5s.
+for _ in \$(seq 100); do
+	ss -Hltn '( sport = :${NATS_CLIENT_PORTS[$((i - 1))]} or sport = :${NATS_CLUSTER_PORTS[$((i - 1))]} or sport = :${NATS_MONITOR_PORTS[$((i - 1))]} )' 2>/dev/null | grep -q . || break
+	sleep 0.05
+done
 exec setsid -f bash -c 'echo \$\$ >nats.pid.tmp && mv -f nats.pid.tmp nats.pid && exec "\$0" -c nats.conf' '$NATS_BIN' </dev/null >>nats.log 2>&1
 EOF
 	chmod +x "$dir/start.tmp"
@@ -233,6 +239,7 @@ nats_env() {
 	done
 	printf 'export DISTLOCK_NATS_DSN=%s\n' "$(shell_quote "nats://$NATS_USER:$NATS_PASSWORD@$hosts")"
 	printf 'export DISTLOCK_NATS_MONITOR=%s\n' "$(shell_quote "http://$HOST:${NATS_MONITOR_PORTS[0]}")"
+	printf 'export DISTLOCK_NATS_MONITORS=%s\n' "$(shell_quote "http://$HOST:${NATS_MONITOR_PORTS[0]},http://$HOST:${NATS_MONITOR_PORTS[1]},http://$HOST:${NATS_MONITOR_PORTS[2]}")"
 }
 
 nats_status() {
