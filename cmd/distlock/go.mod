@@ -7,6 +7,7 @@ require (
 	github.com/distlock/lock/drivers/goredis v0.0.0
 	github.com/distlock/lock/drivers/mongodb v0.0.0
 	github.com/distlock/lock/drivers/mysql v0.0.0
+	github.com/distlock/lock/drivers/nats v0.0.0
 	github.com/distlock/lock/drivers/postgres v0.0.0
 	github.com/distlock/lock/drivers/redigo v0.0.0
 	github.com/redis/go-redis/v9 v9.23.0
@@ -23,6 +24,9 @@ require (
 	github.com/gogo/protobuf v1.3.2 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.29.0 // indirect
+	github.com/nats-io/nats.go v1.56.0 // indirect
+	github.com/nats-io/nkeys v0.4.16 // indirect
+	github.com/nats-io/nuid v1.0.1 // indirect
 	go.etcd.io/etcd/api/v3 v3.6.17 // indirect
 	go.etcd.io/etcd/client/pkg/v3 v3.6.17 // indirect
 	go.etcd.io/etcd/client/v3 v3.6.17 // indirect
@@ -62,6 +66,7 @@ replace (
 	github.com/distlock/lock/drivers/goredis => ../../drivers/goredis
 	github.com/distlock/lock/drivers/mongodb => ../../drivers/mongodb
 	github.com/distlock/lock/drivers/mysql => ../../drivers/mysql
+	github.com/distlock/lock/drivers/nats => ../../drivers/nats
 	github.com/distlock/lock/drivers/postgres => ../../drivers/postgres
 	github.com/distlock/lock/drivers/redigo => ../../drivers/redigo
 	github.com/distlock/lock/drivers/zookeeper => ../../drivers/zookeeper

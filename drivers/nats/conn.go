@@ -82,12 +82,12 @@ func (c *conn) bound(ctx context.Context) (context.Context, context.CancelFunc) 
 
 // Headers of the driver's messages besides JetStream's.
 const (
-	headerTTL   = "Nats-TTL"                             // the message's TTL, whole seconds
-	headerToken = "Distlock-Token"                       // an extension's grant revision
-	headerOp    = "KV-Operation"                         // DEL or PURGE, from the KV API
-	headerRoll  = "Nats-Rollup"                          // sub: the purge removes what came before
-	headerMark  = "Nats-Marker-Reason"                   // the server's marker of an expiry
-	headerSeq   = "Nats-Expected-Last-Subject-Sequence"  // the write's condition
+	headerTTL   = "Nats-TTL"                            // the message's TTL, whole seconds
+	headerToken = "Distlock-Token"                      // an extension's grant revision
+	headerOp    = "KV-Operation"                        // DEL or PURGE, from the KV API
+	headerRoll  = "Nats-Rollup"                         // sub: the purge removes what came before
+	headerMark  = "Nats-Marker-Reason"                  // the server's marker of an expiry
+	headerSeq   = "Nats-Expected-Last-Subject-Sequence" // the write's condition
 )
 
 // seconds returns d in whole seconds, rounded up: the server reads a TTL

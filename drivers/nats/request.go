@@ -32,10 +32,10 @@ func (c *conn) send(ctx context.Context, m *nats.Msg) (*jetstream.PubAck, bool, 
 
 // entry is a key's last message, as the stream leader has it.
 type entry struct {
-	rev   uint64    // its revision
-	live  bool      // a value, not a release's or an expiry's marker
-	value string    // the holder's value
-	token uint64    // the grant's revision
+	rev   uint64 // its revision
+	live  bool   // a value, not a release's or an expiry's marker
+	value string // the holder's value
+	token uint64 // the grant's revision
 	ttl   time.Duration
 	at    time.Time // when the server stored it
 }
