@@ -2,6 +2,8 @@ package nats_test
 
 import (
 	"context"
+	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -69,4 +71,26 @@ func dsn(t testing.TB, kv ...string) string {
 func open(t testing.TB, dsn string) *lock.Client {
 	t.Helper()
 	return drivertest.OpenPinged(t, "nats", dsn)
+}
+
+// serverURLs returns the test cluster's servers as nats.go takes them,
+// without credentials.
+func serverURLs(t testing.TB) string {
+	t.Helper()
+	full := server(t)
+	var urls []string
+	for _, h := range strings.Split(full[strings.LastIndexByte(full, '@')+1:], ",") {
+		urls = append(urls, "nats://"+h)
+	}
+	return strings.Join(urls, ",")
+}
+
+// bucketOf returns the bucket the DSN full names.
+func bucketOf(t testing.TB, full string) string {
+	t.Helper()
+	u, err := url.Parse(full[:strings.IndexByte(full, '@')] + "@h?" + full[strings.IndexByte(full, '?')+1:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Query().Get("bucket")
 }
