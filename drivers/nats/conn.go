@@ -129,19 +129,35 @@ func grant(token, rev uint64) driver.Lease {
 // between the read of a key and the write that follows it.
 const tries = 3
 
+// pauseInFlight is the pause before a write goes again on a revision that
+// a read confirmed while another write of the key was in flight: the
+// stream leader refuses a conditional write while one of the same key
+// waits for its quorum.
+const pauseInFlight = 5 * time.Millisecond
+
 // Acquire writes value to key for ttl, on the condition that the key's
-// last revision is the one this connection last saw, a release's or an
-// expiry's (0 for a key never seen). If that condition fails, it reads
-// the key at the stream leader: a key live with another value is held; a
-// key live with this value was set by an earlier sending of this call;
-// otherwise it writes again on the revision read. The token is the
+// last revision is the one this connection last saw of a release or an
+// expiry (0 for a key never seen). If that condition fails, it reads the
+// key at the stream leader. A key live with another value is held. A key
+// live with this value was set by an earlier sending of this call.
+// Otherwise it writes again on the revision read. The token is the
 // grant's revision.
+//
+// An acquisition that lost tries times to other writers, and saw the key
+// change during the call, is refused as held, though no holder may be
+// left by the time it returns. Someone took the key after the call began,
+// so a release or expiry marker of the key comes after the call began,
+// and a waiter hears of it (see watcher). A write that fails while the
+// key does not change (writes in flight that the leader cannot commit)
+// goes again until the call's time ends, and fails as unavailable: never
+// as held.
 func (c *conn) Acquire(ctx context.Context, key, value string, ttl time.Duration) (driver.Lease, error) {
 	ctx, done := c.bound(ctx)
 	defer done()
 	subj := c.subject(key)
 	rev := c.hints.get(subj)
-	for range tries {
+	var first uint64 // the key's revision that this call read first
+	for n := 1; ; n++ {
 		ack, _, err := c.send(ctx, put(subj, value, ttl, rev, 0))
 		if err == nil {
 			c.hints.drop(subj)
@@ -150,9 +166,9 @@ func (c *conn) Acquire(ctx context.Context, key, value string, ttl time.Duration
 		if !wrongSequence(err) {
 			return driver.Lease{}, c.failed(ctx, key, value, ttl, err)
 		}
-		e, err := c.last(ctx, subj)
-		if err != nil {
-			return driver.Lease{}, c.failed(ctx, key, value, ttl, err)
+		e, rerr := c.last(ctx, subj)
+		if rerr != nil {
+			return driver.Lease{}, c.failed(ctx, key, value, ttl, rerr)
 		}
 		c.hints.saw(subj, e)
 		switch {
@@ -160,16 +176,17 @@ func (c *conn) Acquire(ctx context.Context, key, value string, ttl time.Duration
 			return grant(e.token, e.rev), nil
 		case e.live:
 			return driver.Lease{}, driver.ErrHeld
+		case n == 1:
+			first = e.rev
+		case n >= tries && e.rev != first:
+			return driver.Lease{}, driver.ErrHeld
+		}
+		if e.rev == rev {
+			pause(ctx, pauseInFlight)
 		}
 		rev = e.rev
 	}
-	return driver.Lease{}, c.failed(ctx, key, value, ttl, errContended)
 }
-
-// errContended is an acquisition whose condition failed at each try
-// while no holder was seen: other writers, or a stream leader that has
-// writes in flight it cannot commit (no quorum).
-var errContended = errors.New("the key changed at each try, and no holder was seen")
 
 // ExtendLease writes value to key again for ttl, on the condition that
 // the key's last revision is the lease's. If that fails, the key is read

@@ -17,7 +17,9 @@ const watchWait = 2 * time.Second
 // watcher announces releases and expiries to the client's waiters with
 // one KV watch of the whole bucket (an ordered consumer of its new
 // messages, without their values), made at the first wait. It wakes a
-// key's waiters at each purge, delete or expiry marker of the key. The
+// key's waiters at each purge, delete or expiry marker of the key, after
+// making the marker's revision the key's hint, so that a woken waiter
+// writes on it at once, as the releasing client would. The
 // consumer resumes after the last message it delivered when its server
 // changes; after a reconnection, when a marker may have gone by, every
 // waiter is woken.
@@ -96,6 +98,9 @@ func (w *watcher) run(st *watchStart) {
 		if e == nil || e.Operation() == jetstream.KeyValuePut {
 			continue
 		}
+		// The marker's revision is the condition of the next acquisition
+		// of the key: set it before the waiters wake.
+		w.c.hints.set(w.c.pre+e.Key(), e.Revision())
 		w.mu.Lock()
 		w.subs.Wake(e.Key())
 		w.mu.Unlock()
