@@ -44,9 +44,34 @@ func benchKV(b *testing.B, full string) jetstream.KeyValue {
 	return kv
 }
 
-// byHand is the hand-written lock's acquisition of key: one Create.
+// byHand is the hand-written lock's acquisition of key: kv.Create with a
+// TTL, tried again every 1ms while the key exists. Create reports a key it
+// finds live as ErrKeyExists. For a deleted key it writes again on the
+// delete's revision, and a writer that got there first makes that write
+// fail its condition (10071, or 10164 while the other write is in
+// flight). Right after its own Delete, the read between Create's two
+// writes (a direct get, which a follower may answer) can still see the
+// deleted value, and report ErrKeyExists.
 func byHand(ctx context.Context, kv jetstream.KeyValue, key string) (uint64, error) {
-	return kv.Create(ctx, key, []byte("holder"), jetstream.KeyTTL(lock.DefaultTTL))
+	for {
+		rev, err := kv.Create(ctx, key, []byte("holder"), jetstream.KeyTTL(lock.DefaultTTL))
+		if !taken(err) {
+			return rev, err
+		}
+		select {
+		case <-time.After(time.Millisecond):
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
+}
+
+// taken reports whether err is kv.Create's refusal of a key that exists,
+// or that another writer took first.
+func taken(err error) bool {
+	var ae *jetstream.APIError
+	return errors.Is(err, jetstream.ErrKeyExists) || errors.As(err, &ae) &&
+		(ae.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence || ae.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
 }
 
 func BenchmarkAcquireRelease(b *testing.B) {
@@ -73,20 +98,11 @@ func BenchmarkHandoff(b *testing.B) {
 		kv := benchKV(b, full)
 		key := "handoff-" + drivertest.RandomHex(4)
 		return func(ctx context.Context, g int) (func() error, error) {
-			for {
-				rev, err := byHand(ctx, kv, key)
-				if err == nil {
-					return func() error { return kv.Delete(ctx, key, jetstream.LastRevision(rev)) }, nil
-				}
-				if !errors.Is(err, jetstream.ErrKeyExists) {
-					return nil, err
-				}
-				select {
-				case <-time.After(time.Millisecond):
-				case <-ctx.Done():
-					return nil, ctx.Err()
-				}
+			rev, err := byHand(ctx, kv, key)
+			if err != nil {
+				return nil, err
 			}
+			return func() error { return kv.Delete(ctx, key, jetstream.LastRevision(rev)) }, nil
 		}
 	})
 }
