@@ -182,7 +182,7 @@ func (c *conn) Acquire(ctx context.Context, key, value string, ttl time.Duration
 			return driver.Lease{}, driver.ErrHeld
 		}
 		if e.rev == rev {
-			pause(ctx, pauseInFlight)
+			inFlight(ctx)
 		}
 		rev = e.rev
 	}
@@ -190,10 +190,11 @@ func (c *conn) Acquire(ctx context.Context, key, value string, ttl time.Duration
 
 // ExtendLease writes value to key again for ttl, on the condition that
 // the key's last revision is the lease's. If that fails, the key is read
-// at the stream leader: live with this value at another revision, it was
+// at the stream leader. Live with this value at another revision, it was
 // extended by an earlier call whose answer was lost, and the write goes
-// again on that revision. Otherwise the lease is gone, and is never
-// revived.
+// again on that revision. Live with this value at the lease's revision,
+// another write of the lease is in flight (see inFlight). Otherwise the
+// lease is gone, and is never revived.
 func (c *conn) ExtendLease(ctx context.Context, key, value string, lease driver.Lease, ttl time.Duration) (driver.Lease, error) {
 	rev, ok := lease.State.(uint64)
 	if !ok {
@@ -202,7 +203,7 @@ func (c *conn) ExtendLease(ctx context.Context, key, value string, lease driver.
 	ctx, done := c.bound(ctx)
 	defer done()
 	subj := c.subject(key)
-	for range tries {
+	for n := 0; n < tries; {
 		ack, _, err := c.send(ctx, put(subj, value, ttl, rev, lease.Token))
 		if err == nil {
 			lease.State = ack.Sequence
@@ -216,13 +217,29 @@ func (c *conn) ExtendLease(ctx context.Context, key, value string, lease driver.
 			return lease, fail(ctx, "extend", err)
 		}
 		c.hints.saw(subj, e)
-		if !e.live || e.value != value || e.rev == rev {
+		switch {
+		case !e.live || e.value != value:
 			return lease, driver.ErrNotHeld
+		case e.rev == rev:
+			inFlight(ctx)
+		default:
+			rev = e.rev
+			n++
 		}
-		rev = e.rev
 	}
 	return lease, driver.ErrNotHeld
 }
+
+// inFlight waits before a write of a lease goes again on the revision
+// that a read confirmed after the stream leader refused it. The leader
+// refuses a conditional write of a key while another waits for its
+// quorum (10164). Of a live key, that is a write of its holder: an
+// extension or a release whose caller gave up on its answer (KeepAlive's
+// last extension, cut short by its stop, say), or an earlier sending of
+// this call. It lands or fails within moments, or the call's time runs
+// out. Reporting the lease not held instead would leave a release that
+// lost to its own extension holding the key for another TTL.
+func inFlight(ctx context.Context) { pause(ctx, pauseInFlight) }
 
 // Extend is ExtendLease for a lease read from the stream leader.
 func (c *conn) Extend(ctx context.Context, key, value string, ttl time.Duration) error {
@@ -269,7 +286,7 @@ func (c *conn) release(ctx context.Context, key, value string, rev uint64) error
 	defer done()
 	subj := c.subject(key)
 	sent := false
-	for range tries {
+	for n := 0; n < tries; {
 		ack, resent, err := c.send(ctx, purge(subj, rev, c.markerTTL))
 		sent = sent || resent
 		if err == nil {
@@ -285,8 +302,12 @@ func (c *conn) release(ctx context.Context, key, value string, rev uint64) error
 		}
 		c.hints.saw(subj, e)
 		switch {
-		case e.live && e.value == value && e.rev != rev:
+		case e.live && e.value == value && e.rev == rev:
+			inFlight(ctx)
+			continue
+		case e.live && e.value == value:
 			rev = e.rev // an extension whose answer was lost
+			n++
 			continue
 		case sent:
 			return nil // an earlier sending may have purged it
