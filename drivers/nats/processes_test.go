@@ -20,10 +20,10 @@ func TestProcesses(t *testing.T) {
 	drivertest.ProcessRuns{
 		Driver: nats.Driver{},
 		DSN: func(t testing.TB, name string) string {
-			return server(t) + "?" + drivertest.Query("bucket", name, "attempt_timeout", "500ms", "request_timeout", "10s")
+			return server(t) + "?" + drivertest.Query("bucket", name, "attempt_timeout", timeouts.Attempt.String(), "request_timeout", timeouts.Request.String())
 		},
 		Settings: conformance.Processes{
-			Duration: conformance.SoakDuration(10 * time.Second), TTL: 12 * time.Second, Fenced: true,
+			Duration: conformance.SoakDuration(8 * time.Second), TTL: timeouts.TTL, Fenced: true,
 			Majority: true, PauseHolders: true,
 		},
 		Leftovers: liveKeys,
