@@ -1,6 +1,6 @@
 // Command natsserver is nats-server v2.15.3 for the test cluster of
-// scripts/services.d/nats.sh, with the Raft timings of nats-server's own
-// cluster tests in place of its defaults.
+// scripts/services.d/nats.sh, with shorter Raft timings than its
+// defaults, of the order that nats-server's own cluster tests use.
 //
 // A NATS stream's followers elect a new leader 4 to 9 seconds after the
 // last heartbeat of the old one, and nats-server has no setting for that.
@@ -10,7 +10,10 @@
 // elections start after 0.5 to 1s without one. Everything else is the
 // server's own: the flags and the configuration file are nats-server's.
 // Production clusters keep the defaults; the driver's defaults
-// (request_timeout 10s) are sized for them.
+// (request_timeout 10s) are sized for them. The timings are variables of
+// package server that its tests set; go:linkname reaches them, so a new
+// nats-server version must be checked to still have them (the build
+// fails if a name is gone).
 package main
 
 import (

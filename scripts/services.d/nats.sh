@@ -20,16 +20,16 @@
 #            ${XDG_CACHE_HOME:-$HOME/.cache}/distlock)
 #
 # The server is nats-server v2.15.3, built once into the cache dir (like
-# etcd's) from scripts/natsserver, a copy of nats-server's main that sets
-# shorter Raft timings, of the order of nats-server's own cluster tests (heartbeats every
-# 100ms, elections after 0.5-1s instead of 4-9s; nats-server has no
-# setting for them), so that the driver's fault tests wait for seconds, not
-# tens of seconds. It is rebuilt when those sources change. Debian's
-# nats-server (2.9) has no per-key TTLs. A cold build takes about three
-# minutes; it runs in nats_prepare, before services.sh takes its lock. The
-# binary is named distlock-nats, so /proc/PID/comm tells it from the
-# system's nats-server; a node is ours only if its pidfile names a live
-# distlock-nats whose cwd is the node's dir.
+# etcd's) from scripts/natsserver: nats-server's main with shorter Raft
+# timings (heartbeats every 100ms, elections after 0.5-1s instead of
+# 4-9s; nats-server has no setting for them), so that the driver's fault
+# tests wait for seconds, not tens of seconds. It is rebuilt when those
+# sources change. Debian's nats-server (2.9) has no per-key TTLs. A cold
+# build takes about three minutes; it runs in nats_prepare, before
+# services.sh takes its lock. The binary is named distlock-nats, so
+# /proc/PID/comm tells it from the system's nats-server; a node is ours
+# only if its pidfile names a live distlock-nats whose cwd is the node's
+# dir.
 #
 # Each node's `start` launches it detached (setsid) and writes its PID to
 # nats.pid: `start-nats` and `up` restart dead nodes with it, and the
