@@ -290,7 +290,7 @@ func (c *conn) release(ctx context.Context, key, value string, rev uint64) error
 		ack, resent, err := c.send(ctx, purge(subj, rev, c.markerTTL))
 		sent = sent || resent
 		if err == nil {
-			c.hints.set(subj, ack.Sequence)
+			c.releasedAt(subj, ack.Sequence)
 			return nil
 		}
 		if !wrongSequence(err) {
@@ -315,6 +315,21 @@ func (c *conn) release(ctx context.Context, key, value string, rev uint64) error
 		return driver.ErrNotHeld
 	}
 	return driver.ErrNotHeld
+}
+
+// releasedAt notes the release of subj at revision rev. It becomes the
+// key's hint, the condition of this connection's next acquisition of it,
+// if a call of this client waits for the key (the core hands the key to
+// it next), or if the connection's watch is not running. Otherwise the
+// connection learns rev from its watch, at about the moment when the
+// waiters of other clients do: the client that released does not take
+// the key back ahead of all of them, one round trip before they hear of
+// the release.
+func (c *conn) releasedAt(subj string, rev uint64) {
+	if c.watcher.running() && !c.watcher.waited(subj[len(c.pre):]) {
+		return
+	}
+	c.hints.set(subj, rev)
 }
 
 // read reads key at the stream leader, for the operation op.

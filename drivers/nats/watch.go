@@ -28,7 +28,8 @@ type watcher struct {
 
 	mu      sync.Mutex
 	subs    driver.Subscribers
-	start   *watchStart // the watch being made or in place; nil: none
+	keys    map[string]bool // the keys that subs holds waiters of
+	start   *watchStart     // the watch being made or in place; nil: none
 	stopped bool
 	wg      sync.WaitGroup
 }
@@ -75,7 +76,12 @@ func (w *watcher) watch(ctx context.Context, key string) (driver.Watch, error) {
 	if w.stopped {
 		return nil, errClosed
 	}
-	w.subs.Add(key, sub.c)
+	if w.subs.Add(key, sub.c) {
+		if w.keys == nil {
+			w.keys = make(map[string]bool)
+		}
+		w.keys[key] = true
+	}
 	return sub, nil
 }
 
@@ -107,6 +113,21 @@ func (w *watcher) run(st *watchStart) {
 	}
 	w.forget(st)
 	w.wakeAll()
+}
+
+// running reports whether the bucket's watch is being made or in place.
+func (w *watcher) running() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.start != nil
+}
+
+// waited reports whether a waiter of the client watches the key whose
+// encoding is key.
+func (w *watcher) waited(key string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.keys[key]
 }
 
 // forget drops st, so that the next wait makes the watch again.
@@ -157,6 +178,8 @@ func (s *watch) Released() <-chan struct{} { return s.c }
 func (s *watch) Close() error {
 	s.w.mu.Lock()
 	defer s.w.mu.Unlock()
-	s.w.subs.Remove(s.key, s.c)
+	if s.w.subs.Remove(s.key, s.c) {
+		delete(s.w.keys, s.key)
+	}
 	return nil
 }
