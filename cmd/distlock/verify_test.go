@@ -58,7 +58,15 @@ var verifyExpected = map[string][]string{
 	"mysql":     {"warning mysql-flush-log"},
 	"mongodb":   {"warning mongodb-standalone"},
 	"etcd":      nil,
+	"nats":      nil,
 	"zookeeper": nil,
+}
+
+// verifyHold are the servers that the check of a driver shares with
+// other packages' tests that kill and hang them (TestMain holds the
+// others): it waits for those tests to end.
+var verifyHold = map[string]testenv.Servers{
+	"nats": testenv.Lock("nats", false),
 }
 
 // verify --lint-only passes on every networked driver against the test
@@ -71,6 +79,13 @@ func TestVerify_lintEveryDriver(t *testing.T) {
 			continue // no two processes share memory's store; the rest are this package's test doubles
 		}
 		t.Run(d, func(t *testing.T) {
+			if l, ok := verifyHold[d]; ok {
+				release, err := testenv.Hold(l)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer release()
+			}
 			want, ok := verifyExpected[d]
 			if !ok {
 				t.Fatalf("no expected findings for driver %s: add them to verifyExpected", d)

@@ -34,7 +34,9 @@ func (c *conn) open(ctx context.Context) error {
 		return err
 	}
 	if c.cfg.Monitor != "" {
-		c.checkFsync(ctx)
+		if f := c.checkFsync(ctx); f != nil {
+			c.cfg.logger().Warn("nats: "+f.Problem+"; "+f.Fix, "monitor", c.cfg.Monitor)
+		}
 	}
 	return nil
 }
@@ -56,59 +58,86 @@ func checkVersion(v string) error {
 }
 
 // check reads the bucket's stream at its leader, creating it first if
-// create and it does not exist, and judges its configuration.
+// create and it does not exist, and judges its configuration: it refuses
+// a bucket with an error finding, and logs the warnings.
 func (c *conn) check(ctx context.Context, create bool) error {
+	sc, err := c.streamConfig(ctx, create)
+	if err != nil {
+		return err
+	}
+	fs := judge(sc, c.cfg)
+	for _, f := range fs {
+		if f.Severity == driver.Error {
+			return fmt.Errorf("%w: bucket %s: %s; %s", errRefused, c.cfg.Bucket, f.Problem, f.Fix)
+		}
+	}
+	if ttl := sc.SubjectDeleteMarkerTTL; ttl > 0 {
+		c.markerTTL = max(ttl, time.Second)
+	}
+	for _, f := range fs {
+		c.cfg.logger().Warn("nats: bucket "+c.cfg.Bucket+": "+f.Problem+"; "+f.Fix, "bucket", c.cfg.Bucket)
+	}
+	return nil
+}
+
+// streamConfig reads the configuration of the bucket's stream at its
+// leader, creating the stream first if create and it does not exist.
+func (c *conn) streamConfig(ctx context.Context, create bool) (jetstream.StreamConfig, error) {
 	s, err := c.js.Stream(ctx, c.stream)
 	if errors.Is(err, jetstream.ErrStreamNotFound) && create {
 		s, err = c.create(ctx)
 	}
 	switch {
 	case errors.Is(err, jetstream.ErrStreamNotFound):
-		return fmt.Errorf("%w: the bucket %s does not exist, and the driver may not create it", driver.ErrMisconfigured, c.cfg.Bucket)
+		return jetstream.StreamConfig{}, fmt.Errorf("%w: the bucket %s does not exist, and the driver may not create it", driver.ErrMisconfigured, c.cfg.Bucket)
 	case err != nil:
-		return err
+		return jetstream.StreamConfig{}, err
 	}
-	warnings, err := judge(s.CachedInfo().Config, c.cfg)
-	if err != nil {
-		return fmt.Errorf("%w: bucket %s: %w", errRefused, c.cfg.Bucket, err)
-	}
-	if ttl := s.CachedInfo().Config.SubjectDeleteMarkerTTL; ttl > 0 {
-		c.markerTTL = max(ttl, time.Second)
-	}
-	for _, w := range warnings {
-		c.cfg.logger().Warn("nats: bucket "+c.cfg.Bucket+": "+w, "bucket", c.cfg.Bucket)
-	}
-	return nil
+	return s.CachedInfo().Config, nil
 }
 
 // judge returns what makes the configuration of a bucket's stream unfit
-// for locks, or weaker than documented.
-func judge(sc jetstream.StreamConfig, cfg Config) (warnings []string, err error) {
+// for locks (errors), or weaker than documented (warnings).
+func judge(sc jetstream.StreamConfig, cfg Config) []driver.Finding {
+	refuse := func(rule, problem, fix string) []driver.Finding {
+		return []driver.Finding{{Severity: driver.Error, Rule: rule, Problem: problem, Fix: fix}}
+	}
 	switch {
 	case !sc.AllowMsgTTL:
-		return nil, errors.New("it has no TTLs per key, so a lock whose holder vanished would never expire; create it with LimitMarkerTTL set, or let the driver create it")
+		return refuse("nats-key-ttl", "the bucket has no TTLs per key, so a lock whose holder vanished would never expire",
+			"create it with LimitMarkerTTL set, or let the driver create it")
 	case sc.MaxAge > 0:
-		return nil, fmt.Errorf("its TTL (%v) would end locks before their own TTL; use a bucket without one", sc.MaxAge)
+		return refuse("nats-bucket-ttl", fmt.Sprintf("the bucket's TTL (%v) would end locks before their own TTL", sc.MaxAge),
+			"use a bucket without one")
 	case !sc.AllowRollup:
-		return nil, errors.New("it does not allow rollups, which releases use; it is not a KV bucket")
+		return refuse("nats-rollup", "the stream does not allow rollups, which releases use: it is not a KV bucket",
+			"let the driver create the bucket")
 	case sc.Sealed:
-		return nil, errors.New("it is sealed")
+		return refuse("nats-sealed", "the bucket is sealed", "use another bucket")
 	case sc.Mirror != nil:
-		return nil, errors.New("it is a mirror, which takes no writes")
+		return refuse("nats-mirror", "the bucket is a mirror, which takes no writes", "use the bucket it mirrors")
+	}
+	var fs []driver.Finding
+	warn := func(rule, problem, fix string) {
+		fs = append(fs, driver.Finding{Severity: driver.Warning, Rule: rule, Problem: problem, Fix: fix})
 	}
 	if sc.Replicas < cfg.Replicas {
-		warnings = append(warnings, fmt.Sprintf("%d replicas, fewer than the %d asked for: the loss of a server can lose locks or stop them", sc.Replicas, cfg.Replicas))
+		warn("nats-replicas", fmt.Sprintf("%d replicas, fewer than the %d asked for: the loss of a server can lose locks or stop them", sc.Replicas, cfg.Replicas),
+			fmt.Sprintf("make the bucket with %d replicas", cfg.Replicas))
 	}
 	if sc.Storage == jetstream.MemoryStorage {
-		warnings = append(warnings, "memory storage: a restart of its servers forgets every lock, and tokens start again from its first revision")
+		warn("nats-memory-storage", "memory storage: a restart of its servers forgets every lock, and tokens start again from its first revision",
+			"make the bucket with file storage")
 	}
 	if sc.SubjectDeleteMarkerTTL == 0 {
-		warnings = append(warnings, "no LimitMarkerTTL: waiters are not woken when a lock expires, only when it is released")
+		warn("nats-markers", "no LimitMarkerTTL: waiters are not woken when a lock expires, only when it is released",
+			"make the bucket with LimitMarkerTTL set")
 	}
 	if sc.FirstSeq < clockFloor {
-		warnings = append(warnings, "revisions that start below the clock: if the bucket is deleted and made again, tokens go back; let the driver create it")
+		warn("nats-revisions", "revisions that start below the clock: if the bucket is deleted and made again, tokens go back",
+			"let the driver create the bucket")
 	}
-	return warnings, nil
+	return fs
 }
 
 // create creates the bucket: the stream nats.go's CreateKeyValue makes,
@@ -142,18 +171,22 @@ func (c *conn) create(ctx context.Context) (jetstream.Stream, error) {
 }
 
 // checkFsync reads the fsync setting of the server at the monitoring URL
-// the configuration names, and warns unless it syncs every write.
-func (c *conn) checkFsync(ctx context.Context) {
-	log := c.cfg.logger()
+// the configuration names, and returns a finding unless it syncs every
+// write.
+func (c *conn) checkFsync(ctx context.Context) *driver.Finding {
+	unread := func(err error) *driver.Finding {
+		return &driver.Finding{Severity: driver.Warning, Rule: "nats-fsync", Server: c.cfg.Monitor,
+			Problem: "cannot read the fsync setting: " + err.Error(),
+			Fix:     "check the monitoring URL, or check sync_interval by hand"}
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(c.cfg.Monitor, "/")+"/varz", nil)
 	if err != nil {
-		log.Warn("nats: cannot read the fsync setting", "err", err)
-		return
+		return unread(err)
 	}
+	req.Close = true // one request now and then: keep no idle connection behind
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		log.Warn("nats: cannot read the fsync setting", "err", err)
-		return
+		return unread(err)
 	}
 	defer resp.Body.Close()
 	var v struct {
@@ -165,11 +198,12 @@ func (c *conn) checkFsync(ctx context.Context) {
 		} `json:"jetstream"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
-		log.Warn("nats: cannot read the fsync setting", "err", err)
-		return
+		return unread(err)
 	}
 	if sc := v.JetStream.Config; !sc.SyncAlways {
-		log.Warn(fmt.Sprintf("nats: the server fsyncs every %v, not after each write: servers that crash together may forget acknowledged grants, and let a second holder in; set sync_interval: always", sc.SyncInterval),
-			"monitor", c.cfg.Monitor)
+		return &driver.Finding{Severity: driver.Warning, Rule: "nats-fsync", Server: c.cfg.Monitor,
+			Problem: fmt.Sprintf("the server fsyncs every %v, not after each write: servers that crash together may forget acknowledged grants, and let a second holder in", sc.SyncInterval),
+			Fix:     "set sync_interval: always"}
 	}
+	return nil
 }
