@@ -18,7 +18,8 @@ STATICCHECK         = .cache/staticcheck-$(STATICCHECK_VERSION)
 .PHONY: demo test test-short vet fmt bench services-up services-down modules-check tidy-check staticcheck
 
 ## demo: start the test servers, compare every driver side by side (distlock bench: a table, and
-## $(DEMO_OUT)/bench.svg and bench.json), run the fencing example, stop the servers (also on failure).
+## $(DEMO_OUT)/bench.svg and bench.json), run the fencing example, check the servers' settings
+## (distlock verify --lint-only, and an unsafe Redis of its own), stop the servers (also on failure).
 DEMO_OUT ?= demo-output
 demo:
 	@set -o pipefail; \
@@ -30,6 +31,8 @@ demo:
 	  $(GO) run ./cmd/distlock bench --duration 1s --json $(DEMO_OUT)/bench.json --svg $(DEMO_OUT)/bench.svg || status=$$?; \
 	  echo; echo "demo: a paused holder's stale write, without and with fencing tokens"; \
 	  $(GO) run ./examples/fencing || status=$$?; \
+	  echo; echo "demo: the settings check (distlock verify --lint-only), on the test servers and on an unsafe Redis"; \
+	  scripts/demo-verify.sh $(GO) run ./cmd/distlock || status=$$?; \
 	  exit $$status
 
 ## test: run staticcheck, start the test servers, run every module's tests with -race in one go

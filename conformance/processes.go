@@ -75,6 +75,7 @@ type ProcessReport struct {
 	LongestUnavailable time.Duration  // the longest time without any acquisition
 	Report             string         // the offending holdings, if any
 	WorkerErrors       []string       // workers that did not finish cleanly
+	FailedErrors       []string       // the first few distinct errors of failed attempts, with their workers
 	Took               time.Duration  // the whole run
 	AcquiredPerSecond  float64
 }
@@ -505,6 +506,9 @@ func check(t *testing.T, p Processes, dir string, rep *ProcessReport) {
 			}
 			if r.Err != "" {
 				rep.Failed++
+				if len(rep.FailedErrors) < 4 && !slices.ContainsFunc(rep.FailedErrors, func(e string) bool { return strings.HasSuffix(e, r.Err) }) {
+					rep.FailedErrors = append(rep.FailedErrors, fmt.Sprintf("worker %d: %s", r.Worker, r.Err))
+				}
 				continue
 			}
 			rep.Acquired++
@@ -568,7 +572,7 @@ func RequireSafe(t *testing.T, rep ProcessReport) {
 		t.Errorf("workers failed:\n%s", strings.Join(rep.WorkerErrors, "\n"))
 	}
 	if rep.Acquired == 0 {
-		t.Error("no acquisition recorded")
+		t.Errorf("no acquisition recorded; failed attempts said:\n%s", strings.Join(rep.FailedErrors, "\n"))
 	}
 	if rep.Overlaps != 0 || rep.Regressions != 0 || rep.LostWrites != 0 {
 		t.Errorf("%d overlaps, %d token regressions, %d lost writes:\n%s", rep.Overlaps, rep.Regressions, rep.LostWrites, rep.Report)

@@ -22,8 +22,8 @@
 // may have made before it creates again.
 //
 // Optional capabilities are separate interfaces. A [Conn] may implement
-// [Extender], [LeaseConn], [Waiter], [Transferer], [Pinger], [Inspector]
-// and [Dropper]. A [Driver] may implement [DialerDriver]. The core
+// [Extender], [LeaseConn], [Waiter], [Transferer], [Pinger], [Inspector],
+// [Dropper] and [SettingsChecker]. A [Driver] may implement [DialerDriver]. The core
 // discovers them by type assertion and documents what it does without
 // them.
 //
@@ -37,6 +37,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"strconv"
 	"time"
 )
 
@@ -241,6 +242,72 @@ type Dropper interface {
 	// Drop deletes the namespace and every key in it, held or not. Locks
 	// on it are lost. It is for scratch namespaces only.
 	Drop(ctx context.Context) error
+}
+
+// SettingsChecker is implemented by a [Conn] that can read its backend's
+// settings and judge them against the promises the library makes: a lock
+// is held by one holder at a time, and its tokens grow. It reads what the
+// backend says of itself and changes nothing.
+type SettingsChecker interface {
+	// CheckSettings returns what it found wrong or weak, most severe
+	// first, and an empty slice for a deployment it finds safe. Its error
+	// is for a check it could not make at all (no server answered); a
+	// setting it could not read on one server is a finding.
+	CheckSettings(ctx context.Context) ([]Finding, error)
+}
+
+// Severity grades a [Finding].
+type Severity int
+
+const (
+	// Warning: the promises hold as long as nothing more fails than the
+	// deployment was built for, or a weaker promise holds (a restart may
+	// lose locks, say). The user should know, and may accept it.
+	Warning Severity = iota + 1
+
+	// Error: a promise can break with nothing else failing, such as an
+	// eviction policy that may evict lock keys, or a replica given as a
+	// master.
+	Error
+)
+
+// String returns "warning" or "error".
+func (s Severity) String() string {
+	switch s {
+	case Warning:
+		return "warning"
+	case Error:
+		return "error"
+	}
+	return "Severity(" + strconv.Itoa(int(s)) + ")"
+}
+
+// A Finding is one setting of a backend that weakens the promises.
+type Finding struct {
+	Severity Severity
+
+	// Rule names the check, short and stable, such as
+	// "redis-maxmemory-policy", so that a tool can allow a known one.
+	Rule string
+
+	// Server is the server the finding is about (an address, never
+	// credentials), or "" for the deployment as a whole.
+	Server string
+
+	// Problem says, in one line, what can go wrong.
+	Problem string
+
+	// Fix says, in one line, what to change.
+	Fix string
+}
+
+// String returns the finding on one line.
+func (f Finding) String() string {
+	s := f.Severity.String() + ": " + f.Rule
+	if f.Server != "" {
+		s += " (" + f.Server + ")"
+	}
+	return s + ": " + f.Problem + "; " + f.Fix
 }
 
 // DialFunc dials a server, as [net.Dialer.DialContext] does.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/services.sh - throwaway backing services for distlock tests.
 #
-# Usage: scripts/services.sh up|down|env|status|restart-postgres|start-redis|start-ferretdb|start-valkey
+# Usage: scripts/services.sh up|down|env|status|restart-postgres|start-redis|start-ferretdb|start-nats|start-valkey
 #
 #   up      Start 5 independent redis-server instances (127.0.0.1:7001-7005),
 #           a throwaway PostgreSQL cluster (127.0.0.1:55432, database
@@ -25,6 +25,10 @@
 #   start-ferretdb
 #           Start our FerretDB if it is not running (its data kept), and
 #           nothing else: for the MongoDB driver's fault runs, which kill it.
+#   start-nats
+#           Start our NATS nodes that are not running (their data kept), and
+#           nothing else (services.d/nats.sh): for the NATS driver's tests,
+#           which kill and hang nodes while other packages' tests run.
 #   start-valkey
 #           Start our Valkey servers (services.d/valkey.sh) that are not
 #           running, and nothing else.
@@ -74,10 +78,13 @@ readonly ZK_CLIENT_PORTS=(21811 21812 21813)
 readonly ZK_PEER_PORTS=(28881 28882 28883)
 readonly ZK_ELECTION_PORTS=(38881 38882 38883)
 readonly MYSQL_PORT=33061      # MariaDB (services.d/mysql.sh)
+readonly NATS_CLIENT_PORTS=(42221 42222 42223) # NATS JetStream (services.d/nats.sh)
+readonly NATS_CLUSTER_PORTS=(42231 42232 42233)
+readonly NATS_MONITOR_PORTS=(42241 42242 42243)
 readonly VALKEY_PORTS=(7201 7202 7203 7204 7205) # Valkey 8 (services.d/valkey.sh)
 # Taken by tools rather than by `up`: distlock bench's own Redis nodes with
-# two of them hung (7101-7105, its --hung-port); reserved for the drivers to
-# come: NATS 42221-42223.
+# two of them hung (7101-7105, its --hung-port); make demo's unsafe Redis
+# (7110, scripts/demo-verify.sh).
 readonly PG_DB=distlock
 readonly PG_SUPERUSER=postgres
 readonly PG_PREFERRED_MAJOR=15
@@ -126,6 +133,8 @@ commands:
           start our redis-servers that are down, and nothing else
   start-ferretdb
           start our ferretdb if it is down (data kept), and nothing else
+  start-nats
+          start our nats nodes that are down (data kept), and nothing else
   start-valkey
           start our valkey servers 127.0.0.1:7201-7205 that are down, and
           nothing else
@@ -765,6 +774,17 @@ cmd_start_ferretdb() {
 	ferret_wait
 }
 
+# cmd_start_nats: start the NATS nodes of ours that are down (the state
+# dir must exist: `up` made it), and nothing else.
+cmd_start_nats() {
+	nats_prepare # before the lock: a cold build takes minutes
+	with_lock
+	[[ -e $MARKER ]] || die "no services are up (no $MARKER); start them with: scripts/services.sh up"
+	nats_preflight
+	nats_start
+	nats_wait
+}
+
 # cmd_start_extra NAME: start the extra service NAME (a file in services.d)
 # if it is down (the state dir must exist: `up` made it), and nothing else.
 cmd_start_extra() {
@@ -851,6 +871,7 @@ main() {
 	restart-postgres) cmd_restart_postgres ;;
 	start-redis) cmd_start_redis ;;
 	start-ferretdb) cmd_start_ferretdb ;;
+	start-nats) cmd_start_nats ;;
 	start-valkey) cmd_start_extra valkey ;;
 	-h | --help | help) usage ;;
 	*)

@@ -17,6 +17,7 @@ import (
 	_ "github.com/distlock/lock/drivers/memory"    // registers "memory"
 	_ "github.com/distlock/lock/drivers/mongodb"   // registers "mongodb"
 	_ "github.com/distlock/lock/drivers/mysql"     // registers "mysql"
+	_ "github.com/distlock/lock/drivers/nats"      // registers "nats"
 	_ "github.com/distlock/lock/drivers/postgres"  // registers "postgres"
 	_ "github.com/distlock/lock/drivers/redigo"    // registers "redigo"
 	_ "github.com/distlock/lock/drivers/rueidis"   // registers "rueidis"

@@ -7,6 +7,7 @@ require (
 	github.com/distlock/lock/drivers/goredis v0.0.0
 	github.com/distlock/lock/drivers/mongodb v0.0.0
 	github.com/distlock/lock/drivers/mysql v0.0.0
+	github.com/distlock/lock/drivers/nats v0.0.0
 	github.com/distlock/lock/drivers/postgres v0.0.0
 	github.com/distlock/lock/drivers/redigo v0.0.0
 	github.com/distlock/lock/drivers/rueidis v0.0.0
@@ -25,6 +26,9 @@ require (
 	github.com/gogo/protobuf v1.3.2 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.29.0 // indirect
+	github.com/nats-io/nats.go v1.56.0 // indirect
+	github.com/nats-io/nkeys v0.4.16 // indirect
+	github.com/nats-io/nuid v1.0.1 // indirect
 	github.com/redis/rueidis v1.0.80 // indirect
 	github.com/valkey-io/valkey-go v1.0.80 // indirect
 	go.etcd.io/etcd/api/v3 v3.6.17 // indirect
@@ -66,6 +70,7 @@ replace (
 	github.com/distlock/lock/drivers/goredis => ../../drivers/goredis
 	github.com/distlock/lock/drivers/mongodb => ../../drivers/mongodb
 	github.com/distlock/lock/drivers/mysql => ../../drivers/mysql
+	github.com/distlock/lock/drivers/nats => ../../drivers/nats
 	github.com/distlock/lock/drivers/postgres => ../../drivers/postgres
 	github.com/distlock/lock/drivers/redigo => ../../drivers/redigo
 	github.com/distlock/lock/drivers/rueidis => ../../drivers/rueidis

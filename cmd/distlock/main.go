@@ -1,9 +1,11 @@
 // Command distlock runs a command under a distributed lock, shows who
-// holds keys, and compares lock backends side by side.
+// holds keys, compares lock backends side by side, and checks a
+// deployment's settings.
 //
 //	distlock run    --driver D --dsn S --key K [--ttl T] [--wait DUR | --no-wait] -- CMD [ARGS...]
 //	distlock status --driver D --dsn S [--json] KEY...
 //	distlock bench  [--drivers memory,goredis,...] [--duration D] [--json F] [--svg F]
+//	distlock verify --lint-only --driver D --dsn S [--json]
 //
 // --driver and --dsn default to $DISTLOCK_DRIVER and $DISTLOCK_DSN. A
 // DSN's password is never printed. Run `distlock help` or `distlock CMD
@@ -13,7 +15,8 @@
 // 64 bad usage; 69 the backend failed or could not be reached; 75 (run)
 // the key is held by another holder, after --no-wait or once --wait
 // passed; 76 (run) the lock was lost while CMD ran, and CMD was stopped;
-// 126 or 127 (run) CMD could not be run; 130 (bench) interrupted.
+// 126 or 127 (run) CMD could not be run; 130 (bench) interrupted; 1
+// (verify) a setting can break a promise.
 package main
 
 import (
@@ -53,6 +56,8 @@ func cli(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return statusCmd(ctx, args[1:], stdout, stderr)
 	case "bench":
 		return benchCmd(ctx, args[1:], stdout, stderr)
+	case "verify":
+		return verifyCmd(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		usage(stdout)
 		return exitOK
@@ -70,12 +75,14 @@ Usage:
   distlock run    --driver D --dsn S --key K [--ttl T] [--wait DUR | --no-wait] -- CMD [ARGS...]
   distlock status --driver D --dsn S [--json] KEY...
   distlock bench  [--drivers LIST] [--duration D] [--json FILE] [--svg FILE]
+  distlock verify --lint-only --driver D --dsn S [--json]
 
 --driver and --dsn default to $DISTLOCK_DRIVER and $DISTLOCK_DSN.
 Drivers: memory, goredis, redigo, postgres, mongodb, etcd, zookeeper.
 Run 'distlock COMMAND --help' for a command's flags and examples.
 
 Exit codes: 0 ok (run: CMD's own), 64 usage, 69 backend error,
-75 held by another (run), 76 lock lost while CMD ran (run).
+75 held by another (run), 76 lock lost while CMD ran (run),
+1 a setting can break a promise (verify).
 `)
 }

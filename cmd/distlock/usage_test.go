@@ -47,6 +47,10 @@ func TestUsage_badUsageExits64WithOneLine(t *testing.T) {
 		"status/invalidKey":   append([]string{"status"}, append(mem, "ok", "bad\x00key")...),
 		"status/noDriver":     {"status", "k"},
 		"unknownCommand":      {"frobnicate"},
+		"verify/noLintOnly":   append([]string{"verify"}, mem...),
+		"verify/argument":     append([]string{"verify", "--lint-only"}, append(mem, "extra")...),
+		"verify/zeroTimeout":  append([]string{"verify", "--lint-only", "--timeout", "0s"}, mem...),
+		"verify/noDriver":     {"verify", "--lint-only"},
 		"status/badDSNDriver": {"status", "--driver", "postgres", "--dsn", "postgres://h/db?distlock_table=no-such-table!", "k"},
 	}
 	for name, args := range cases {
@@ -66,7 +70,7 @@ func TestUsage_badUsageExits64WithOneLine(t *testing.T) {
 }
 
 func TestUsage_helpPrintsFlagsAndExamples(t *testing.T) {
-	for _, c := range []struct{ cmd, flag string }{{"run", "-no-wait"}, {"status", "-json"}} {
+	for _, c := range []struct{ cmd, flag string }{{"run", "-no-wait"}, {"status", "-json"}, {"verify", "-lint-only"}} {
 		for _, help := range []string{"--help", "-h"} {
 			r := cliResult(t, c.cmd, help)
 			if r.code != 0 || r.stderr != "" {

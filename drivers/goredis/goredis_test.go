@@ -40,3 +40,7 @@ func TestTryAcquire_hungMajorityFailsFast(t *testing.T) {
 func TestTryAcquire_silentServersEndAtTheNodeTimeout(t *testing.T) {
 	redistest.SilentServersEndAtTheNodeTimeout(t, "goredis")
 }
+
+// What CheckSettings finds on the test servers, and on servers set up to
+// break its rules.
+func TestCheckSettings(t *testing.T) { redistest.Settings(t, "goredis") }

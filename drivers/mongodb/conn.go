@@ -12,7 +12,9 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"go.mongodb.org/mongo-driver/v2/mongo/readconcern"
 	"go.mongodb.org/mongo-driver/v2/mongo/readpref"
+	"go.mongodb.org/mongo-driver/v2/mongo/writeconcern"
 )
 
 // grant is a grant document; see "Documents" in DESIGN.md.
@@ -122,6 +124,8 @@ type conn struct {
 	reach   *reach // watches the client's heartbeats, if the client is ours
 	timeout time.Duration
 	coll    *mongo.Collection
+	wc      *writeconcern.WriteConcern // coll's, for the settings check
+	rc      *readconcern.ReadConcern   // coll's, for the settings check
 	clock   *serverClock
 	hk      *housekeeper
 
@@ -161,6 +165,7 @@ func newConn(ctx context.Context, client *mongo.Client, r *reach, cfg Config) (*
 	}
 	c := &conn{
 		client: client, owned: r != nil, reach: r, timeout: cfg.RequestTimeout, coll: coll, clock: clock,
+		wc: cfg.WriteConcern, rc: cfg.ReadConcern,
 		latest:   make(map[string]known),
 		leases:   make(map[string]*lease),
 		inflight: make(map[string]*attempt),

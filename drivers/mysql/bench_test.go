@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/distlock/lock"
+	mysqldriver "github.com/distlock/lock/drivers/mysql"
 	"github.com/distlock/lock/drivertest"
 	"github.com/distlock/lock/internal/latency"
 	"github.com/go-sql-driver/mysql"
@@ -27,20 +28,33 @@ import (
 //   - BenchmarkAcquireRelease_parallel: the same from 16 goroutines on
 //     distinct keys, alternating the two in 100ms windows, reporting both
 //     rates and their ratio.
+//   - BenchmarkStatements: the server's part of the first figure alone,
+//     the driver's statements against the baseline's, on one connection
+//     of one pool, alternated op by op.
 //   - BenchmarkHandoff: 8 goroutines taking turns on one key, each holding
 //     it for 1ms, through one client or through 8 (one each), against
 //     GET_LOCK on 8 connections (what a GET_LOCK-based wake-up could reach
 //     at best), and the hand-written lease polled every millisecond.
 //
 // Every pool has the settings of the driver's own: 16 idle connections
-// kept for a minute, statements prepared once per connection. The
-// baseline draws a 20-byte random value per acquisition, as the library
-// does.
+// kept for a minute, statements prepared once per connection, and read and
+// write timeouts of the driver's request timeout (a hand-written lease
+// needs them as much: without them a call to a hung server never ends).
+// The baseline draws a 20-byte random value per acquisition, as the
+// library does.
 
 // benchPool returns a pool on dsn with the driver's pool settings.
 func benchPool(b *testing.B, dsn string) *sql.DB {
 	b.Helper()
-	db := admin(b, dsn)
+	cfg := config(b, dsn)
+	cfg.ReadTimeout = mysqldriver.DefaultRequestTimeout
+	cfg.WriteTimeout = mysqldriver.DefaultRequestTimeout
+	mc, err := mysql.NewConnector(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	db := sql.OpenDB(mc)
+	b.Cleanup(func() { db.Close() })
 	db.SetMaxIdleConns(16)
 	db.SetConnMaxIdleTime(time.Minute)
 	return db
@@ -81,9 +95,7 @@ expires_at = IF(expires_at <= UTC_TIMESTAMP(6), VALUES(expires_at), expires_at)`
 // is held: the row count is 1 for an insert, 2 for a takeover, 0 for a
 // refusal (with the default clientFoundRows=false).
 func (bl *baselineLease) take(ctx context.Context, key string) (string, error) {
-	var raw [20]byte
-	rand.Read(raw[:])
-	value := base64.RawURLEncoding.EncodeToString(raw[:])
+	value := newBaselineValue()
 	res, err := bl.acquire.ExecContext(ctx, key, value, bl.ttl)
 	if err != nil {
 		return "", err
@@ -92,6 +104,13 @@ func (bl *baselineLease) take(ctx context.Context, key string) (string, error) {
 		return "", err
 	}
 	return value, nil
+}
+
+// newBaselineValue draws a value of 20 random bytes, as the library does.
+func newBaselineValue() string {
+	var raw [20]byte
+	rand.Read(raw[:])
+	return base64.RawURLEncoding.EncodeToString(raw[:])
 }
 
 func (bl *baselineLease) give(ctx context.Context, key, value string) error {
@@ -143,6 +162,57 @@ func BenchmarkAcquireRelease_parallel(b *testing.B) {
 		}
 		return l.Release(ctx)
 	}, bl.op)
+}
+
+// BenchmarkStatements runs the driver's acquire and release statements,
+// and the baseline's, prepared on the same single connection and
+// alternated op by op, each side drawing its value as the library does.
+// Neither the client's code, nor the pool, nor a switch of connections
+// (which costs the op after it 5-15%) tells them apart: what is left is
+// the server's work on the statements.
+func BenchmarkStatements(b *testing.B) {
+	dsn := server(b)
+	ctx := context.Background()
+	table := freshTable(b, dsn)
+	if err := open(b, drivertest.WithParams(dsn, "distlock_table", table)).Ping(ctx); err != nil {
+		b.Fatal(err) // the driver creates its table
+	}
+	db := benchPool(b, dsn)
+	db.SetMaxOpenConns(1)
+	bl := newBaselineLease(b, db, freshTable(b, dsn))
+	acquireSQL, releaseSQL := mysqldriver.Statements(table)
+	acquire, err := db.PrepareContext(ctx, acquireSQL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	release, err := db.PrepareContext(ctx, releaseSQL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { acquire.Close(); release.Close() })
+	key := "stmt/" + drivertest.RandomHex(4)
+	driverOp := func(b *testing.B) {
+		value, us := newBaselineValue(), bl.ttl
+		res, err := acquire.ExecContext(ctx, key, value, us, value, us) // as conn.Acquire binds them
+		if err != nil {
+			b.Fatal(err)
+		}
+		if fence, _ := res.LastInsertId(); fence == 0 {
+			b.Fatal("the driver's acquire statement was refused")
+		}
+		res, err = release.ExecContext(ctx, key, value)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if n, _ := res.RowsAffected(); n != 1 {
+			b.Fatal("the driver's release statement released nothing")
+		}
+	}
+	drivertest.BenchPaired(b, driverOp, func(b *testing.B) {
+		if err := bl.op(key); err != nil {
+			b.Fatal(err)
+		}
+	})
 }
 
 func BenchmarkHandoff(b *testing.B) {

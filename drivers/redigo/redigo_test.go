@@ -27,3 +27,7 @@ func TestTryAcquire_hungMajorityFailsFast(t *testing.T) { redistest.HungMajority
 func TestTryAcquire_silentServersEndAtTheNodeTimeout(t *testing.T) {
 	redistest.SilentServersEndAtTheNodeTimeout(t, "redigo")
 }
+
+// What CheckSettings finds on the test servers, and on servers set up to
+// break its rules.
+func TestCheckSettings(t *testing.T) { redistest.Settings(t, "redigo") }

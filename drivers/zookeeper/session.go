@@ -46,8 +46,36 @@ func (nopLogger) Printf(string, ...any) {}
 // openSession opens a session of timeout on the connector's ensemble and
 // waits for the ensemble to grant it, with the timeout asked.
 func (c *Connector) openSession(ctx context.Context, timeout time.Duration) (*session, error) {
+	s, err := c.connect(ctx, timeout, min(c.cfg.MemberTimeout, timeout/2))
+	if err != nil {
+		return nil, err
+	}
+	if got := time.Duration(s.negotiated.Load()) * time.Millisecond; got != timeout {
+		closeLater(s)
+		return nil, fmt.Errorf("%w: asked for a session timeout of %v, the ensemble granted %v (its minSessionTimeout and maxSessionTimeout bound the TTLs it can serve)",
+			ErrSessionTimeout, timeout, got)
+	}
+	s.timeout = timeout
+	return s, nil
+}
+
+// negotiate opens a session asking for a timeout of asked, and closes it
+// again: it returns the timeout the ensemble granted instead, bounded by
+// its minSessionTimeout and maxSessionTimeout.
+func (c *Connector) negotiate(ctx context.Context, asked time.Duration) (time.Duration, error) {
+	s, err := c.connect(ctx, asked, c.cfg.MemberTimeout)
+	if err != nil {
+		return 0, err
+	}
+	defer s.close()
+	return time.Duration(s.negotiated.Load()) * time.Millisecond, nil
+}
+
+// connect opens a session, asking for timeout, on connections that a
+// member's silence of stall ends, and waits for the ensemble to grant it;
+// it authenticates if the DSN names a user.
+func (c *Connector) connect(ctx context.Context, timeout, stall time.Duration) (*session, error) {
 	s := &session{owned: true}
-	stall := min(c.cfg.MemberTimeout, timeout/2)
 	dial := func(network, addr string, t time.Duration) (net.Conn, error) {
 		nc, err := net.DialTimeout(network, addr, min(t, c.cfg.MemberTimeout))
 		if err != nil {
@@ -83,12 +111,6 @@ func (c *Connector) openSession(ctx context.Context, timeout time.Duration) (*se
 			return nil, fmt.Errorf("digest authentication as %q: %w", c.s.username, redactErr(err, c.s.password))
 		}
 	}
-	if got := time.Duration(s.negotiated.Load()) * time.Millisecond; got != timeout {
-		closeLater(s)
-		return nil, fmt.Errorf("%w: asked for a session timeout of %v, the ensemble granted %v (its minSessionTimeout and maxSessionTimeout bound the TTLs it can serve)",
-			ErrSessionTimeout, timeout, got)
-	}
-	s.timeout = timeout
 	return s, nil
 }
 

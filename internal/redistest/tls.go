@@ -11,10 +11,8 @@ import (
 	"math/big"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -32,40 +30,14 @@ type TLSServer struct {
 // ends.
 func StartTLSServer(t testing.TB) TLSServer {
 	t.Helper()
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		t.Skip("redis-server is not installed: run scripts/services.sh up")
-	}
 	dir := t.TempDir()
 	caFile, certFile, keyFile := writeCerts(t, dir)
 	port := freePort(t)
 	s := TLSServer{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), CAFile: caFile, Password: "tls-test-" + strconv.FormatInt(time.Now().UnixNano(), 36)}
-	cmd := exec.Command("redis-server", "--port", "0", "--tls-port", strconv.Itoa(port), "--bind", "127.0.0.1",
+	runRedis(t, dir, s.Addr, []string{"--port", "0", "--tls-port", strconv.Itoa(port), "--bind", "127.0.0.1",
 		"--tls-cert-file", certFile, "--tls-key-file", keyFile, "--tls-ca-cert-file", caFile, "--tls-auth-clients", "no",
-		"--requirepass", s.Password, "--save", "", "--appendonly", "no", "--dir", dir)
-	cmd.Dir = dir
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting redis-server with TLS: %v", err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-	})
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if c, err := net.Dial("tcp", s.Addr); err == nil {
-			c.Close()
-			return s
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("redis-server with TLS on %s did not listen within 10s", s.Addr)
-		}
-	}
+		"--requirepass", s.Password, "--save", "", "--appendonly", "no", "--dir", dir})
+	return s
 }
 
 // freePort returns a port of 127.0.0.1 that nothing listened on a moment

@@ -1,0 +1,28 @@
+package nats_test
+
+import (
+	"testing"
+
+	"github.com/distlock/lock/conformance"
+	"github.com/distlock/lock/driver"
+	"github.com/distlock/lock/drivers/nats"
+	"github.com/distlock/lock/drivertest"
+)
+
+// TestConformance runs the suite, fault cases included, on clients opened
+// by DSN, on one bucket of three replicas.
+func TestConformance(t *testing.T) {
+	c := theCluster(t)
+	c.healthy(t)
+	full := dsn(t)
+	conformance.Run(t, conformance.Harness{
+		NewClient:     drivertest.NewClient("nats", full),
+		NewConn:       func(t *testing.T) driver.Conn { return drivertest.Connect(t, nats.Driver{}, full) },
+		Fencing:       true,
+		Extend:        true,
+		Wakeups:       true,
+		TTL:           timeouts.TTL,
+		Faults:        c,
+		Misconfigured: wrongPasswordClient,
+	})
+}

@@ -1,0 +1,20 @@
+module github.com/distlock/lock/drivers/nats
+
+go 1.26.0
+
+require (
+	github.com/distlock/lock v0.0.0
+	github.com/nats-io/nats.go v1.56.0
+)
+
+require (
+	github.com/klauspost/compress v1.20.0 // indirect
+	github.com/nats-io/nkeys v0.4.16 // indirect
+	github.com/nats-io/nuid v1.0.1 // indirect
+	go.uber.org/goleak v1.3.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.6 // indirect
+	golang.org/x/crypto v0.57.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
+)
+
+replace github.com/distlock/lock => ../..

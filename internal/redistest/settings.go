@@ -1,0 +1,127 @@
+package redistest
+
+import (
+	"context"
+	"net"
+	"os/exec"
+	"slices"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/distlock/lock/driver"
+)
+
+// Settings checks, for the Redlock driver registered as driverName, what
+// lock.Client.CheckSettings finds on real servers: on the test servers
+// (no persistence, on purpose, for speed) a warning per node and nothing
+// else; and each rule that a server of the test's own can break, broken:
+// an eviction policy with a maxmemory, a replica, and one server given
+// twice by two addresses.
+func Settings(t *testing.T, driverName string) {
+	addrs := Servers(t)
+	t.Run("test servers", func(t *testing.T) {
+		got := findings(t, driverName, DSN(addrs, ""))
+		var want []string
+		for range addrs {
+			want = append(want, "warning redis-persistence")
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("findings %q, want only the expected %q", got, want)
+		}
+	})
+	t.Run("evicting policy", func(t *testing.T) {
+		evicting := startRedis(t, "--maxmemory", "64mb", "--maxmemory-policy", "volatile-lru")
+		want := []string{"error redis-maxmemory-policy", "warning redis-persistence"}
+		if got := findings(t, driverName, DSN([]string{evicting}, "")); !slices.Equal(got, want) {
+			t.Errorf("findings %q, want %q", got, want)
+		}
+	})
+	t.Run("replica", func(t *testing.T) {
+		master := startRedis(t)
+		host, port, _ := net.SplitHostPort(master)
+		replica := startRedis(t, "--replicaof", host, port)
+		got := findings(t, driverName, DSN([]string{addrs[0], replica, addrs[1]}, ""))
+		if !slices.Contains(got, "error redis-replica") {
+			t.Errorf("findings %q, want an error redis-replica", got)
+		}
+	})
+	t.Run("same server twice", func(t *testing.T) {
+		_, port, _ := net.SplitHostPort(addrs[0])
+		got := findings(t, driverName, DSN([]string{addrs[0], addrs[1], "localhost:" + port}, ""))
+		if !slices.Contains(got, "error redis-same-server") {
+			t.Errorf("findings %q, want an error redis-same-server", got)
+		}
+	})
+}
+
+// findings returns "severity rule" of each finding on dsn, in the order
+// CheckSettings gives them (errors first).
+func findings(t *testing.T, driverName, dsn string) []string {
+	t.Helper()
+	c := openDriverClient(t, driverName, dsn)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	fs, err := c.CheckSettings(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range fs {
+		t.Log(f)
+		if f.Severity != driver.Error && f.Severity != driver.Warning {
+			t.Errorf("%v: severity %v", f, f.Severity)
+		}
+		got = append(got, f.Severity.String()+" "+f.Rule)
+	}
+	return got
+}
+
+// startRedis starts a redis-server of the test's own on 127.0.0.1, without
+// persistence, with args added, stopped when the test ends, and returns
+// its address.
+func startRedis(t *testing.T, args ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t)))
+	_, port, _ := net.SplitHostPort(addr)
+	runRedis(t, dir, addr, append([]string{"--port", port, "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", dir}, args...))
+	return addr
+}
+
+// runRedis runs redis-server with args in dir, stopped when the test ends,
+// and waits until it listens on addr. It skips the test if redis-server is
+// not installed.
+func runRedis(t testing.TB, dir, addr string, args []string) {
+	t.Helper()
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("redis-server is not installed: run scripts/services.sh up")
+	}
+	cmd := exec.Command("redis-server", args...)
+	cmd.Dir = dir
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting redis-server: %v", err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+	})
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("redis-server on %s did not listen within 10s", addr)
+		}
+	}
+}
