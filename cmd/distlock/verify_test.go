@@ -55,6 +55,8 @@ func TestVerify_lintOnRedis(t *testing.T) {
 var verifyExpected = map[string][]string{
 	"goredis":  slices.Repeat([]string{"warning redis-persistence"}, 5),
 	"redigo":   slices.Repeat([]string{"warning redis-persistence"}, 5),
+	"rueidis":  slices.Repeat([]string{"warning redis-persistence"}, 5),
+	"valkey":   slices.Repeat([]string{"warning redis-persistence"}, 5),
 	"postgres": {"warning postgres-fsync"},
 	"mongodb":  {"warning mongodb-standalone"},
 }
