@@ -4,7 +4,7 @@
 # Usage: scripts/services.sh up|down|env|status|restart-postgres|start-redis|start-ferretdb|start-nats|start-valkey
 #
 #   up      Start 5 independent redis-server instances (127.0.0.1:7001-7005),
-#           a throwaway PostgreSQL cluster (127.0.0.1:55432, database
+#           a throwaway PostgreSQL cluster (127.0.0.1:15432, database
 #           "distlock", superuser "postgres", trust auth) and FerretDB, a
 #           MongoDB wire-protocol server (127.0.0.1:27117, SQLite backend, no
 #           auth). Idempotent: servers that are already running are left
@@ -36,7 +36,7 @@
 # Everything lives under ${DISTLOCK_SERVICES_DIR:-/tmp/distlock-services}:
 #   redis-700N/{redis.pid,redis.log,launch.log}  one dir per redis (its cwd);
 #                                         fault tests may signal redis.pid
-#   postgres/{data/,postgres.log,initdb.log,.s.PGSQL.55432}
+#   postgres/{data/,postgres.log,initdb.log,.s.PGSQL.15432}
 #   ferretdb/{data/,ferretdb.pid,ferretdb.log}   (its cwd)
 # plus a lock file next to it (${DISTLOCK_SERVICES_DIR}.lock) serializing
 # concurrent up/down runs.
@@ -62,12 +62,15 @@ set -euo pipefail
 
 readonly HOST=127.0.0.1
 
-# Every port of our servers, in one table. None is a standard port: the
+# Every port of our servers, in one table. None is a standard port, and
+# none is in the kernel's ephemeral range (32768-60999 here), where an
+# outgoing connection may hold it for a moment (a NATS node once failed to
+# bind 42222 so, until it moved here). The
 # machine's own Redis (6379), PostgreSQL (5432), MariaDB (3306), NATS (4222),
 # MongoDB (27017), etcd (2379) and ZooKeeper (2181) stay untouched. A server
 # added later takes its ports here; the files in services.d use these names.
 readonly REDIS_PORTS=(7001 7002 7003 7004 7005)
-readonly PG_PORT=55432
+readonly PG_PORT=15432
 readonly MONGO_PORT=27117      # FerretDB, the MongoDB stand-in
 readonly MONGOTLS_PORT=27217   # FerretDB with TLS and passwords (services.d/mongodb-tls.sh)
 readonly ETCD_CLIENT_PORTS=(23791 23792 23793)
@@ -76,11 +79,11 @@ readonly ETCDAUTH_CLIENT_PORT=23794 # etcd with authentication
 readonly ETCDAUTH_PEER_PORT=23804
 readonly ZK_CLIENT_PORTS=(21811 21812 21813)
 readonly ZK_PEER_PORTS=(28881 28882 28883)
-readonly ZK_ELECTION_PORTS=(38881 38882 38883)
-readonly MYSQL_PORT=33061      # MariaDB (services.d/mysql.sh)
-readonly NATS_CLIENT_PORTS=(42221 42222 42223) # NATS JetStream (services.d/nats.sh)
-readonly NATS_CLUSTER_PORTS=(42231 42232 42233)
-readonly NATS_MONITOR_PORTS=(42241 42242 42243)
+readonly ZK_ELECTION_PORTS=(18881 18882 18883)
+readonly MYSQL_PORT=13061      # MariaDB (services.d/mysql.sh)
+readonly NATS_CLIENT_PORTS=(14221 14222 14223) # NATS JetStream (services.d/nats.sh)
+readonly NATS_CLUSTER_PORTS=(14231 14232 14233)
+readonly NATS_MONITOR_PORTS=(14241 14242 14243)
 readonly VALKEY_PORTS=(7201 7202 7203 7204 7205) # Valkey 8 (services.d/valkey.sh)
 # Taken by tools rather than by `up`: distlock bench's own Redis nodes with
 # two of them hung (7101-7105, its --hung-port); make demo's unsafe Redis
@@ -122,7 +125,7 @@ usage() {
 usage: scripts/services.sh <command>
 
 commands:
-  up      start redis 127.0.0.1:7001-7005, postgres 127.0.0.1:55432 and
+  up      start redis 127.0.0.1:7001-7005, postgres 127.0.0.1:15432 and
           ferretdb 127.0.0.1:27117 (idempotent)
   down    stop what `up` started and remove the state dir (idempotent)
   env     print `export NAME=value` lines (eval "$(scripts/services.sh env)")

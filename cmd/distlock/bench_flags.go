@@ -19,7 +19,7 @@ import (
 // environment does not name others. Never the standard ports.
 const (
 	benchRedisAddrs  = "127.0.0.1:7001,127.0.0.1:7002,127.0.0.1:7003,127.0.0.1:7004,127.0.0.1:7005"
-	benchPostgresDSN = "postgres://postgres@127.0.0.1:55432/distlock?sslmode=disable"
+	benchPostgresDSN = "postgres://postgres@127.0.0.1:15432/distlock?sslmode=disable"
 	benchMongoURI    = "mongodb://127.0.0.1:27117/"
 	benchEtcdHosts   = "127.0.0.1:23791,127.0.0.1:23792,127.0.0.1:23793"
 	benchZKServers   = "127.0.0.1:21811,127.0.0.1:21812,127.0.0.1:21813"

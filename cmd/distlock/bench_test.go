@@ -148,7 +148,7 @@ func TestBench_helpPrintsFlagsAndExamples(t *testing.T) {
 func TestBenchDefaultDSN_environmentOrTestServers(t *testing.T) {
 	env := map[string]string{
 		"DISTLOCK_REDIS_ADDRS":  "10.0.0.1:7001,10.0.0.2:7001",
-		"DISTLOCK_POSTGRES_DSN": "postgres://u@db:55432/x?sslmode=disable",
+		"DISTLOCK_POSTGRES_DSN": "postgres://u@db:15432/x?sslmode=disable",
 		"DISTLOCK_MONGODB_URI":  "mongodb://m:27017",
 	}
 	none := func(string) string { return "" }
@@ -160,8 +160,8 @@ func TestBenchDefaultDSN_environmentOrTestServers(t *testing.T) {
 	}{
 		{"goredis", none, "redis://127.0.0.1:7001,redis://127.0.0.1:7002,redis://127.0.0.1:7003,redis://127.0.0.1:7004,redis://127.0.0.1:7005", true},
 		{"redigo", func(k string) string { return env[k] }, "redis://10.0.0.1:7001,redis://10.0.0.2:7001", false},
-		{"postgres", none, "postgres://postgres@127.0.0.1:55432/distlock?sslmode=disable&distlock_table=distlock_bench_leases", true},
-		{"postgres", func(k string) string { return env[k] }, "postgres://u@db:55432/x?sslmode=disable&distlock_table=distlock_bench_leases", false},
+		{"postgres", none, "postgres://postgres@127.0.0.1:15432/distlock?sslmode=disable&distlock_table=distlock_bench_leases", true},
+		{"postgres", func(k string) string { return env[k] }, "postgres://u@db:15432/x?sslmode=disable&distlock_table=distlock_bench_leases", false},
 		{"mongodb", none, "mongodb://127.0.0.1:27117/?distlock_database=distlock_bench&distlock_collection=grants_r1", true},
 		{"mongodb", func(k string) string { return env[k] }, "mongodb://m:27017/?distlock_database=distlock_bench&distlock_collection=grants_r1", false},
 		{"memory", none, benchMemoryStore, false},

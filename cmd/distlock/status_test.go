@@ -96,7 +96,7 @@ func TestSecrets_neverPrinted(t *testing.T) {
 	holder := holdKey(t, backendCase{driver: "postgres", dsn: dsn}, key)
 	defer holder.stop(t)
 	unreachable := "postgres://postgres:" + secret + "@127.0.0.1:1/distlock?sslmode=disable&connect_timeout=2"
-	malformed := "postgres://postgres:" + secret + "@127.0.0.1:55432/distlock?distlock_nonsense=1"
+	malformed := "postgres://postgres:" + secret + "@127.0.0.1:15432/distlock?distlock_nonsense=1"
 	for _, args := range [][]string{
 		{"status", "--driver", "postgres", "--dsn", dsn, key},
 		{"status", "--driver", "postgres", "--dsn", dsn, "--json", key},

@@ -8,7 +8,7 @@
 //
 //	go run ./examples/fencing                       # the memory driver
 //	go run ./examples/fencing -driver goredis -dsn 'redis://127.0.0.1:7001?fencing=true,redis://127.0.0.1:7002,...'
-//	go run ./examples/fencing -driver postgres -dsn 'postgres://postgres@127.0.0.1:55432/distlock?sslmode=disable'
+//	go run ./examples/fencing -driver postgres -dsn 'postgres://postgres@127.0.0.1:15432/distlock?sslmode=disable'
 //
 // The driver must issue fencing tokens (for Redlock, fencing=true).
 package main

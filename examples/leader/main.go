@@ -12,7 +12,7 @@
 // fails if leadership did not move or tokens did not increase.
 //
 //	go run ./examples/leader                 # memory, 3 candidates, 4 terms
-//	go run ./examples/leader -driver postgres -dsn 'postgres://postgres@127.0.0.1:55432/distlock?sslmode=disable'
+//	go run ./examples/leader -driver postgres -dsn 'postgres://postgres@127.0.0.1:15432/distlock?sslmode=disable'
 //	go run ./examples/leader -driver goredis -dsn 'redis://127.0.0.1:7001?fencing=true,redis://127.0.0.1:7002,redis://127.0.0.1:7003,redis://127.0.0.1:7004,redis://127.0.0.1:7005'
 //
 // The flags default to $DISTLOCK_DRIVER and $DISTLOCK_DSN, and else to the

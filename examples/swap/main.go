@@ -7,7 +7,7 @@
 //
 //	go run ./examples/swap                   # memory
 //	go run ./examples/swap -driver goredis -dsn 'redis://127.0.0.1:7001?fencing=true,redis://127.0.0.1:7002,redis://127.0.0.1:7003,redis://127.0.0.1:7004,redis://127.0.0.1:7005'
-//	go run ./examples/swap -driver postgres -dsn 'postgres://postgres@127.0.0.1:55432/distlock?sslmode=disable'
+//	go run ./examples/swap -driver postgres -dsn 'postgres://postgres@127.0.0.1:15432/distlock?sslmode=disable'
 //	go run ./examples/swap -driver mongodb -dsn 'mongodb://127.0.0.1:27117/'
 //
 // Those are the test servers' DSNs (scripts/services.sh up). The flags

@@ -5,7 +5,7 @@
 #   listens  TLS only, on 127.0.0.1:27217 (27018 and 27019 are mongod's
 #            shard and config server defaults), with a server certificate for
 #            127.0.0.1 from a CA that openssl makes here
-#   backend  our PostgreSQL (127.0.0.1:55432), database distlock_mongo,
+#   backend  our PostgreSQL (127.0.0.1:15432), database distlock_mongo,
 #            owned by the role distlock_mongo (password: test-only)
 #   state    $STATE/mongodb-tls/{ferretdb.pid,ferretdb.log,tls/}, its cwd;
 #            tls/ca.pem is the CA the clients trust

@@ -2,7 +2,7 @@
 # and fencing/sqlguard, sourced by scripts/services.sh (see the comment above
 # extra_each there).
 #
-# It listens on 127.0.0.1:33061 (never 3306, the machine's own MariaDB) and
+# It listens on 127.0.0.1:13061 (never 3306, the machine's own MariaDB) and
 # keeps everything under $STATE/mysql/: data/ (its cwd), mariadbd.pid,
 # mariadbd.sock, mariadbd.log, tls/ (a CA and a server certificate made with
 # openssl), and start, the launcher, which fault tests run to start it again

@@ -2,15 +2,15 @@
 # drivers/nats, sourced by scripts/services.sh (see the comment above
 # extra_each there).
 #
-#   nodes    nats-1..3: clients on 127.0.0.1:42221-42223, routes on
-#            127.0.0.1:42231-42233, monitoring on 127.0.0.1:42241-42243
+#   nodes    nats-1..3: clients on 127.0.0.1:14221-14223, routes on
+#            127.0.0.1:14231-14233, monitoring on 127.0.0.1:14241-14243
 #            (never 4222/6222/8222, the machine's own NATS)
 #   state    $STATE/nats/nodeN/{start,nats.conf,nats.pid,nats.log,data/},
 #            one dir per node, which is its cwd
 #   users    distlock (everything) with the test-only password below; the
 #            system account's user "sys" reads the servers' settings
-#   env      DISTLOCK_NATS_DSN=nats://distlock:<password>@127.0.0.1:42221,...
-#            DISTLOCK_NATS_MONITOR=http://127.0.0.1:42241 (the monitoring
+#   env      DISTLOCK_NATS_DSN=nats://distlock:<password>@127.0.0.1:14221,...
+#            DISTLOCK_NATS_MONITOR=http://127.0.0.1:14241 (the monitoring
 #            endpoint that tells the fsync setting), and
 #            DISTLOCK_NATS_MONITORS, all three nodes' (health checks)
 #   knobs    DISTLOCK_NATS_BIN (another nats-server binary, 2.11 or newer;

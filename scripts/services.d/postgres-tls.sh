@@ -1,5 +1,5 @@
 # scripts/services.d/postgres-tls.sh - TLS and password authentication on
-# our PostgreSQL (127.0.0.1:55432), for the driver's TLS tests, sourced by
+# our PostgreSQL (127.0.0.1:15432), for the driver's TLS tests, sourced by
 # scripts/services.sh (see the comment above extra_each there).
 #
 # Once our postgres answers (its "wait" runs after PostgreSQL's), it makes a

@@ -3,7 +3,7 @@
 # extra_each there).
 #
 # Members 1-3 listen on 127.0.0.1: clients 21811-21813, peers 28881-28883,
-# leader election 38881-38883; the AdminServer (Jetty, 8080) is off. They run
+# leader election 18881-18883; the AdminServer (Jetty, 8080) is off. They run
 # Debian's `zookeeper` package (3.8; apt installs it, with a JRE, when it is
 # missing) straight from its jar, one JVM each with a small heap and the
 # serial collector, under $STATE/zookeeper/zkN/:
