@@ -44,6 +44,7 @@ test: modules-check tidy-check staticcheck
 	  $(GO) vet -tags servers $(PACKAGES) || status=$$?; \
 	  if [ $$status -eq 0 ]; then $(GO) test -race -count=1 -tags servers $(PACKAGES) || status=$$?; fi; \
 	  if [ $$status -eq 0 ]; then $(GO) test -count=1 -run Allocs . || status=$$?; fi; \
+	  if [ $$status -ne 0 ]; then echo "make test: failed; the clusters' logs follow"; scripts/services.sh logs; fi; \
 	  scripts/services.sh down; \
 	  exit $$status
 

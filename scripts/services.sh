@@ -808,6 +808,18 @@ cmd_env() {
 	extra_each env
 }
 
+# cmd_logs: the last lines of the consensus clusters' logs (ZooKeeper,
+# etcd, NATS), whose recovery after a fault depends on timing: make test
+# prints them when a test failed, before `down` removes them.
+cmd_logs() {
+	local f n=${DISTLOCK_LOG_LINES:-25}
+	[[ -d $STATE ]] || return 0
+	while IFS= read -r f; do
+		printf '\n==> %s (its last %s lines of roles, elections, warnings and errors) <==\n' "${f#"$STATE"/}" "$n"
+		grep -E 'LOOKING|LEADING|FOLLOWING|TOOK|ERROR|WARN|FATAL|\[(WRN|ERR|FTL)\]|"level":"(warn|error|fatal)"' "$f" | grep -vE 'Notification:|from old client' | tail -n "$n" | cut -c1-300
+	done < <(find "$STATE" -maxdepth 3 \( -path "$STATE/zookeeper/*" -o -path "$STATE/etcd*" -o -path "$STATE/nats/*" \) -name '*.log' | sort)
+}
+
 cmd_status() {
 	local port all_up=1 state
 	for port in "${REDIS_PORTS[@]}"; do
@@ -875,6 +887,7 @@ main() {
 	start-redis) cmd_start_redis ;;
 	start-ferretdb) cmd_start_ferretdb ;;
 	start-nats) cmd_start_nats ;;
+	logs) cmd_logs ;;
 	start-valkey) cmd_start_extra valkey ;;
 	-h | --help | help) usage ;;
 	*)

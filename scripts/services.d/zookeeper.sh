@@ -104,6 +104,15 @@ zk_write_member() {
 			echo "server.$i=$HOST:${ZK_PEER_PORTS[i - 1]}:${ZK_ELECTION_PORTS[i - 1]}"
 		done
 	} >"$dir/zoo.cfg"
+	# The members run at a higher priority than the tests where the user may
+	# raise it (root): under make test's load, two test binaries with -race
+	# and a dozen servers share two cores, and an ensemble whose members are
+	# descheduled past their 1s sync limit elects again and again (once, no
+	# session for minutes after a fault run).
+	local nice_cmd=""
+	if nice -n -5 true 2>/dev/null; then
+		nice_cmd="nice -n -5"
+	fi
 	# The launcher starts the JVM in the background, in a session of its
 	# own, and records its PID: `exec setsid` in a background subshell (not
 	# a process group leader) keeps the subshell's PID for the JVM.
@@ -113,7 +122,7 @@ zk_write_member() {
 # and writes its PID to zookeeper.pid. Written by scripts/services.d/zookeeper.sh.
 set -eu
 cd "$dir"
-(exec setsid java -Xms16m -Xmx128m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:-UsePerfData \\
+(exec setsid $nice_cmd java -Xms16m -Xmx128m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:-UsePerfData \\
 	-Djava.net.preferIPv4Stack=true -Dzookeeper.admin.enableServer=false \\
 	-Dznode.container.checkIntervalMs=1000 -Dzookeeper.jmx.log4j.disable=true \\
 	-Dzookeeper.fastleader.maxNotificationInterval=1000 \\
