@@ -117,3 +117,18 @@ func Hosts(t testing.TB, urls []string) []string {
 	}
 	return hosts
 }
+
+// Findings returns "severity rule" of each of fs, in order, as a settings
+// check returned them, and fails t for a finding that does not say, in a
+// line each, what goes wrong and what to change.
+func Findings(t testing.TB, fs []driver.Finding) []string {
+	t.Helper()
+	var got []string
+	for _, f := range fs {
+		if f.Problem == "" || f.Fix == "" || strings.Contains(f.Problem+f.Fix, "\n") {
+			t.Errorf("%v: a finding says in a line each what goes wrong and what to change", f)
+		}
+		got = append(got, f.Severity.String()+" "+f.Rule)
+	}
+	return got
+}

@@ -3,10 +3,9 @@ package etcd
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/distlock/lock/driver"
+	"github.com/distlock/lock/drivers/internal/version"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -53,7 +52,7 @@ func (s clusterSettings) judge() []driver.Finding {
 			fs = append(fs, driver.Finding{Severity: driver.Warning, Rule: "etcd-unreachable", Server: ep,
 				Problem: "the endpoint did not report its version",
 				Fix:     "check that it is up; the check judged the others"})
-		case versionBefore(v, 3, 5, 11):
+		case version.Before(v, 3, 5, 11):
 			fs = append(fs, driver.Finding{Severity: driver.Error, Rule: "etcd-version", Server: ep,
 				Problem: "etcd " + v + " is older than 3.5.11: a leader stalled on a slow disk or a busy CPU can revoke live leases after it stepped down (etcd-io/etcd#15247), and the key is free while its holder works",
 				Fix:     "upgrade to etcd 3.5.11 or newer"})
@@ -70,20 +69,4 @@ func (s clusterSettings) judge() []driver.Finding {
 			Fix:     "run an odd number of members"})
 	}
 	return fs
-}
-
-// versionBefore reports whether version v ("3.5.9") is before
-// major.minor.patch; a part it cannot read counts as 0.
-func versionBefore(v string, major, minor, patch int) bool {
-	parts := strings.SplitN(v, ".", 3)
-	for i, w := range []int{major, minor, patch} {
-		got := 0
-		if i < len(parts) {
-			got, _ = strconv.Atoi(parts[i])
-		}
-		if got != w {
-			return got < w
-		}
-	}
-	return false
 }

@@ -3,6 +3,8 @@ package mongodb
 import (
 	"slices"
 	"testing"
+
+	"github.com/distlock/lock/drivertest"
 )
 
 // Each rule fires on the deployment that breaks it, and not on a safe
@@ -18,21 +20,15 @@ func TestDeploymentSettings_judge(t *testing.T) {
 		{"safe", safe, nil},
 		{"linearizable", deploymentSettings{replicaSet: true, w: "majority", journal: true, readConcern: "linearizable"}, nil},
 		{"sharded", deploymentSettings{sharded: true, w: "majority", journal: true, readConcern: "majority"}, nil},
-		{"standalone", deploymentSettings{w: "majority", journal: true, readConcern: "majority"}, []string{"mongodb-standalone"}},
-		{"w=1", deploymentSettings{replicaSet: true, w: "1", journal: true, readConcern: "majority"}, []string{"mongodb-write-concern"}},
-		{"j=false", deploymentSettings{replicaSet: true, w: "majority", readConcern: "majority"}, []string{"mongodb-write-concern"}},
-		{"local reads", deploymentSettings{replicaSet: true, w: "majority", journal: true, readConcern: "local"}, []string{"mongodb-read-concern"}},
-		{"server's default reads", deploymentSettings{replicaSet: true, w: "majority", journal: true}, []string{"mongodb-read-concern"}},
+		{"standalone", deploymentSettings{w: "majority", journal: true, readConcern: "majority"}, []string{"warning mongodb-standalone"}},
+		{"w=1", deploymentSettings{replicaSet: true, w: "1", journal: true, readConcern: "majority"}, []string{"warning mongodb-write-concern"}},
+		{"j=false", deploymentSettings{replicaSet: true, w: "majority", readConcern: "majority"}, []string{"warning mongodb-write-concern"}},
+		{"local reads", deploymentSettings{replicaSet: true, w: "majority", journal: true, readConcern: "local"}, []string{"warning mongodb-read-concern"}},
+		{"server's default reads", deploymentSettings{replicaSet: true, w: "majority", journal: true}, []string{"warning mongodb-read-concern"}},
 	} {
-		var got []string
-		for _, f := range c.s.judge() {
-			got = append(got, f.Rule)
-			if f.Problem == "" || f.Fix == "" {
-				t.Errorf("%s: %v says not what goes wrong or what to change", c.name, f)
-			}
-		}
+		got := drivertest.Findings(t, c.s.judge())
 		if !slices.Equal(got, c.want) {
-			t.Errorf("%s: rules %q, want %q", c.name, got, c.want)
+			t.Errorf("%s: findings %q, want %q", c.name, got, c.want)
 		}
 	}
 }

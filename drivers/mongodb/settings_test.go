@@ -16,11 +16,7 @@ func TestCheckSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []string
-	for _, f := range fs {
-		t.Log(f)
-		got = append(got, f.Severity.String()+" "+f.Rule)
-	}
+	got := drivertest.Findings(t, fs)
 	if want := []string{"warning mongodb-standalone"}; !slices.Equal(got, want) {
 		t.Errorf("findings %q, want %q", got, want)
 	}

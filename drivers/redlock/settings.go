@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/distlock/lock/driver"
+	"github.com/distlock/lock/drivers/internal/version"
 )
 
 var _ driver.SettingsChecker = (*Redlock)(nil)
@@ -128,7 +129,7 @@ func judgeNode(name string, in nodeInfo) []driver.Finding {
 	add := func(sev driver.Severity, rule, problem, fix string) {
 		fs = append(fs, driver.Finding{Severity: sev, Rule: rule, Server: name, Problem: problem, Fix: fix})
 	}
-	if v := in.get("redis_version"); v != "" && versionBefore(v, 2, 6, 12) {
+	if v := in.get("redis_version"); v != "" && version.Before(v, 2, 6, 12) {
 		add(driver.Error, "redis-version", "Redis "+v+" has no SET with NX and PX, which every acquisition sends",
 			"upgrade to a supported Redis (7 or newer)")
 	}
@@ -168,21 +169,4 @@ func judgeNode(name string, in nodeInfo) []driver.Finding {
 			"set appendfsync always, or keep a restarted node out for a TTL")
 	}
 	return fs
-}
-
-// versionBefore reports whether version v ("7.2.4") is before
-// major.minor.patch. A part it cannot read counts as 0.
-func versionBefore(v string, major, minor, patch int) bool {
-	parts := strings.SplitN(v, ".", 3)
-	want := []int{major, minor, patch}
-	for i, w := range want {
-		got := 0
-		if i < len(parts) {
-			got, _ = strconv.Atoi(parts[i])
-		}
-		if got != w {
-			return got < w
-		}
-	}
-	return false
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/distlock/lock/drivertest"
 	"slices"
 	"strings"
 	"testing"
@@ -90,13 +91,7 @@ func TestCheckSettings_rules(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got []string
-			for _, f := range fs {
-				got = append(got, f.Severity.String()+" "+f.Rule)
-				if f.Problem == "" || f.Fix == "" {
-					t.Errorf("%v: a finding says what goes wrong and what to change", f)
-				}
-			}
+			got := drivertest.Findings(t, fs)
 			slices.Sort(got)
 			want := slices.Sorted(slices.Values(c.want))
 			if !slices.Equal(got, want) {
@@ -115,16 +110,5 @@ func TestCheckSettings_noNodeAnswers(t *testing.T) {
 	defer r.Close()
 	if fs, err := r.CheckSettings(context.Background()); err == nil {
 		t.Fatalf("CheckSettings = %v, nil; want an error", fs)
-	}
-}
-
-func TestVersionBefore(t *testing.T) {
-	for _, c := range []struct {
-		v    string
-		want bool
-	}{{"2.6.11", true}, {"2.6.12", false}, {"2.8", false}, {"2.6", true}, {"7.2.4", false}, {"garbage", true}} {
-		if got := versionBefore(c.v, 2, 6, 12); got != c.want {
-			t.Errorf("versionBefore(%q, 2.6.12) = %v, want %v", c.v, got, c.want)
-		}
 	}
 }

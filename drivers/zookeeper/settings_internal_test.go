@@ -3,6 +3,8 @@ package zookeeper
 import (
 	"slices"
 	"testing"
+
+	"github.com/distlock/lock/drivertest"
 	"time"
 )
 
@@ -17,20 +19,14 @@ func TestEnsembleSettings_judge(t *testing.T) {
 		{"safe", ensembleSettings{members: 3, minTTL: 4 * time.Second, maxTTL: 40 * time.Second, defaultTTL: def}, nil},
 		{"config unread", ensembleSettings{members: -1, minTTL: 4 * time.Second, maxTTL: 40 * time.Second, defaultTTL: def}, nil},
 		{"bounds unknown", ensembleSettings{members: 5, defaultTTL: def}, nil},
-		{"one member", ensembleSettings{members: 1, minTTL: time.Second, maxTTL: time.Minute, defaultTTL: def}, []string{"zookeeper-single-member"}},
-		{"even", ensembleSettings{members: 4, minTTL: time.Second, maxTTL: time.Minute, defaultTTL: def}, []string{"zookeeper-even-members"}},
-		{"default TTL too long", ensembleSettings{members: 3, minTTL: 4 * time.Second, maxTTL: 10 * time.Second, defaultTTL: def}, []string{"zookeeper-ttl-bounds"}},
-		{"default TTL too short", ensembleSettings{members: 3, minTTL: 20 * time.Second, maxTTL: time.Minute, defaultTTL: def}, []string{"zookeeper-ttl-bounds"}},
+		{"one member", ensembleSettings{members: 1, minTTL: time.Second, maxTTL: time.Minute, defaultTTL: def}, []string{"warning zookeeper-single-member"}},
+		{"even", ensembleSettings{members: 4, minTTL: time.Second, maxTTL: time.Minute, defaultTTL: def}, []string{"warning zookeeper-even-members"}},
+		{"default TTL too long", ensembleSettings{members: 3, minTTL: 4 * time.Second, maxTTL: 10 * time.Second, defaultTTL: def}, []string{"warning zookeeper-ttl-bounds"}},
+		{"default TTL too short", ensembleSettings{members: 3, minTTL: 20 * time.Second, maxTTL: time.Minute, defaultTTL: def}, []string{"warning zookeeper-ttl-bounds"}},
 	} {
-		var got []string
-		for _, f := range c.s.judge() {
-			got = append(got, f.Rule)
-			if f.Problem == "" || f.Fix == "" {
-				t.Errorf("%s: %v says not what goes wrong or what to change", c.name, f)
-			}
-		}
+		got := drivertest.Findings(t, c.s.judge())
 		if !slices.Equal(got, c.want) {
-			t.Errorf("%s: rules %q, want %q", c.name, got, c.want)
+			t.Errorf("%s: findings %q, want %q", c.name, got, c.want)
 		}
 	}
 }
