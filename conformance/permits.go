@@ -2,10 +2,13 @@ package conformance
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/distlock/lock"
 )
 
 // PermitViolations checks the holdings of semaphores' permits recorded in
@@ -74,4 +77,23 @@ func semaphoreOf(key string) string {
 		return key[:i]
 	}
 	return key
+}
+
+// acquireFor acquires key for a worker of p: the lock, or a permit of the
+// semaphore named key if p.Permits.
+func acquireFor(ctx context.Context, c *lock.Client, key string, p Processes) (*lock.Lock, error) {
+	opts := []lock.Option{lock.WithTTL(p.TTL), lock.WithRetry(lock.ExponentialBackoff(time.Millisecond, 20*time.Millisecond))}
+	if p.Permits == 0 {
+		return c.Acquire(ctx, key, opts...)
+	}
+	s, err := c.Semaphore(key, p.Permits, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return s.Acquire(ctx)
+}
+
+// registerFile names the file of key's register.
+func registerFile(key string) string {
+	return "register-" + strings.NewReplacer("/", "_", "\x1f", "_").Replace(key)
 }
