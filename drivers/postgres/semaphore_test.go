@@ -21,3 +21,11 @@ func TestProcesses_semaphore(t *testing.T) {
 		Nemesis:   terminateBackends,
 	}.RunSemaphore(t, 3, 8)
 }
+
+// BenchmarkPermit measures a permit of a semaphore of 3 beside a plain
+// lock, on one lease table (see drivertest.BenchPermit).
+func BenchmarkPermit(b *testing.B) {
+	base := server(b)
+	dsn := drivertest.WithParams(base, "pool_max_conns", "16")
+	drivertest.BenchPermit(b, open(b, drivertest.WithParams(dsn, "distlock_table", freshTable(b, base))))
+}
