@@ -2,25 +2,14 @@ package postgres_test
 
 import (
 	"testing"
-	"time"
 
-	"github.com/distlock/lock/conformance"
-	"github.com/distlock/lock/drivers/postgres"
 	"github.com/distlock/lock/drivertest"
 )
 
 // Eight worker processes take permits of one semaphore of 3 on one lease
 // table, under TestProcesses's nemesis: never more than 3 holders, no
 // overlap or token regression on a slot.
-func TestProcesses_semaphore(t *testing.T) {
-	drivertest.ProcessRuns{
-		Driver:    postgres.Driver{},
-		DSN:       procsDSN,
-		Settings:  conformance.Processes{Duration: conformance.SoakDuration(8 * time.Second), TTL: time.Second, Fenced: true, PauseHolders: true},
-		Leftovers: func(t *testing.T, table string) func(*testing.T) int { return leaseTable(t, server(t), table).live },
-		Nemesis:   terminateBackends,
-	}.RunSemaphore(t, 3, 8)
-}
+func TestProcesses_semaphore(t *testing.T) { processRuns().RunSemaphore(t, 3, 8) }
 
 // BenchmarkPermit measures a permit of a semaphore of 3 beside a plain
 // lock, on one lease table (see drivertest.BenchPermit).
