@@ -29,11 +29,15 @@ func newValue() string {
 // attempt does not signal a release to that queue. The caller would take
 // it for a release by another lock of this client, and try again at once.
 func (c *Client) attempt(ctx context.Context, cn *conn, key string, o *options, turn *queue) (*Lock, error) {
+	return c.attemptAs(ctx, cn, key, newValue(), o, turn)
+}
+
+// attemptAs is attempt with the given value, which must be fresh.
+func (c *Client) attemptAs(ctx context.Context, cn *conn, key, value string, o *options, turn *queue) (*Lock, error) {
 	if !c.enter() {
 		return nil, opError("acquire", key, ErrClosed)
 	}
 	defer c.leave()
-	value := newValue()
 	start := time.Now()
 	lease, err := cn.Acquire(ctx, key, value, o.ttl)
 	if err != nil {

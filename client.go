@@ -45,6 +45,7 @@ type Client struct {
 	observer atomic.Pointer[Observer]
 	stats    counters
 	waits    queues // of the calls waiting for keys, by key
+	lines    lines  // of the calls waiting for semaphores' permits, by name (semaphore.go)
 }
 
 // conn is a connected driver.Conn with its optional interfaces resolved, so

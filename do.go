@@ -42,6 +42,12 @@ func (c *Client) Do(ctx context.Context, key string, fn func(context.Context) er
 		t.end(ctx, Event{Err: err})
 		return err
 	}
+	return c.hold(ctx, key, l, t, fn)
+}
+
+// hold is Do once l is acquired: it runs fn while keeping l alive, and
+// releases l when fn returns. key names the lock in errors and logs.
+func (c *Client) hold(ctx context.Context, key string, l *Lock, t opTrace, fn func(context.Context) error) (err error) {
 	if t.on() {
 		defer func() { t.end(ctx, Event{Err: err, Held: time.Since(l.start)}) }()
 	}

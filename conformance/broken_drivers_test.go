@@ -3,6 +3,7 @@ package conformance_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/distlock/lock/driver"
@@ -43,6 +44,9 @@ func (b base) Watch(ctx context.Context, key string) (driver.Watch, error) {
 	return b.in.(driver.Waiter).Watch(ctx, key)
 }
 func (b base) Close() error { return b.in.Close() }
+func (b base) Inspect(ctx context.Context, key string) (driver.Holder, bool, error) {
+	return b.in.(driver.Inspector).Inspect(ctx, key)
+}
 
 // holder returns the value that holds key now.
 func (b base) holder(ctx context.Context, key string) string {
@@ -176,3 +180,32 @@ type silentWatch struct{}
 
 func (silentWatch) Released() <-chan struct{} { return nil }
 func (silentWatch) Close() error              { return nil }
+
+// unboundedSlots gives each grant of a semaphore's slot a key of its own,
+// so that a semaphore lets anyone in, while plain locks keep their
+// promises.
+type unboundedSlots struct{ base }
+
+func slotOf(key, value string) string {
+	if strings.Contains(key, "\x1fsem\x1f") {
+		return key + "\x00" + value
+	}
+	return key
+}
+func (b unboundedSlots) Acquire(ctx context.Context, key, value string, ttl time.Duration) (driver.Lease, error) {
+	return b.in.Acquire(ctx, slotOf(key, value), value, ttl)
+}
+func (b unboundedSlots) Release(ctx context.Context, key, value string) error {
+	return b.in.Release(ctx, slotOf(key, value), value)
+}
+func (b unboundedSlots) Extend(ctx context.Context, key, value string, ttl time.Duration) error {
+	return b.base.Extend(ctx, slotOf(key, value), value, ttl)
+}
+
+// blindInspect reports every key free, so that a semaphore cannot read
+// the size its holders asked for.
+type blindInspect struct{ base }
+
+func (blindInspect) Inspect(context.Context, string) (driver.Holder, bool, error) {
+	return driver.Holder{}, false, nil
+}

@@ -31,7 +31,15 @@ var variants = map[string]struct {
 	},
 	"noMutualExclusion": {
 		harness: memoryHarness(func(in driver.Conn) driver.Conn { return noExclusion{base{in}} }),
-		caught:  []string{"TryAcquire_held", "Contention_oneKey", "Contention_manyKeys"},
+		caught:  []string{"TryAcquire_held", "Contention_oneKey", "Contention_manyKeys", "Semaphore_atMostN"},
+	},
+	"unboundedSlots": {
+		harness: memoryHarness(func(in driver.Conn) driver.Conn { return unboundedSlots{base{in}} }),
+		caught:  []string{"Semaphore_atMostN", "Semaphore_expiryFreesSlot", "Semaphore_waitWakes"},
+	},
+	"blindInspect": {
+		harness: memoryHarness(func(in driver.Conn) driver.Conn { return blindInspect{base{in}} }),
+		caught:  []string{"Semaphore_sizeMismatch"},
 	},
 	"neverExpires": {
 		harness: memoryHarness(func(in driver.Conn) driver.Conn { return neverExpires{base{in}} }),

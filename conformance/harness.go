@@ -102,6 +102,7 @@ func Run(t *testing.T, h Harness) {
 		{"Driver_transferLease", s.driverTransferLease},
 		{"Misconfigured_failsFast", s.misconfigured},
 	}
+	cases = append(cases, s.semaphoreCases()...)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

@@ -35,6 +35,12 @@ type Processes struct {
 	TTL      time.Duration // of every lock; default 2s
 	Fenced   bool          // the driver issues fencing tokens: check their order
 
+	// Permits, if above 0, makes the workers take permits of semaphores of
+	// that many (one semaphore per key) instead of locks. Each slot is
+	// checked as a lock, with a register of its own, and each semaphore
+	// for more than Permits holdings at once (see History.PermitViolations).
+	Permits int
+
 	// Faults, if not nil, is what the nemesis breaks. It hangs and kills
 	// minorities of nodes (and majorities, with Majority). It restarts a
 	// killed node only after a TTL, as Redlock requires.
@@ -64,7 +70,9 @@ type Processes struct {
 type ProcessReport struct {
 	Acquired, Failed   int            // acquisitions, and attempts that failed with an error
 	Faults             map[string]int // the nemesis's actions, by kind
-	Overlaps           int            // pairs of holdings of one key whose validity windows overlap
+	Overlaps           int            // pairs of holdings of one key (a semaphore's slot) whose validity windows overlap
+	OverPermits        int            // holdings that began while Processes.Permits others of their semaphore were held
+	MostHolders        int            // the most holdings of one semaphore at once, if Processes.Permits
 	ExpiredAtReturn    int            // locks whose validity had passed when Acquire returned them
 	Regressions        int            // tokens that did not grow (fenced drivers)
 	Writes, LostWrites int            // register writes under the lock, and those a concurrent holder overwrote
@@ -85,6 +93,7 @@ type workerConfig struct {
 	Keys     int
 	Duration time.Duration
 	TTL      time.Duration
+	Permits  int
 }
 
 // Environment of a worker process.
@@ -193,7 +202,7 @@ func RunProcesses(t *testing.T, p Processes) ProcessReport {
 		os.Exit(0)
 	}
 	dir := t.TempDir()
-	cfg, _ := json.Marshal(workerConfig{Keys: p.Keys, Duration: p.Duration, TTL: p.TTL})
+	cfg, _ := json.Marshal(workerConfig{Keys: p.Keys, Duration: p.Duration, TTL: p.TTL, Permits: p.Permits})
 	start := time.Now()
 	workers := make([]*exec.Cmd, p.Workers)
 	for i := range workers {
@@ -257,7 +266,7 @@ func (p Processes) withDefaults() Processes {
 	if c := os.Getenv(envWorkerConfig); c != "" {
 		var w workerConfig
 		if json.Unmarshal([]byte(c), &w) == nil {
-			p.Keys, p.Duration, p.TTL = w.Keys, w.Duration, w.TTL
+			p.Keys, p.Duration, p.TTL, p.Permits = w.Keys, w.Duration, w.TTL, w.Permits
 		}
 	}
 	return p
@@ -283,9 +292,13 @@ func (r ProcessReport) String() string {
 	if r.LeftoversCounted {
 		left = fmt.Sprintf("%d at the end, %d a TTL later", r.LeftAtEnd, r.LeftAfterTTL)
 	}
-	return fmt.Sprintf("%d acquisitions in %v (%.0f/s), %d failed attempts; faults: %s; %d overlaps, %d token regressions, %d returned expired; %d register writes, %d lost, %d stale refused; longest without an acquisition %v; locks left behind: %s",
+	permits := ""
+	if r.MostHolders > 0 {
+		permits = fmt.Sprintf("; permits: at most %d held at once, %d holdings over the size", r.MostHolders, r.OverPermits)
+	}
+	return fmt.Sprintf("%d acquisitions in %v (%.0f/s), %d failed attempts; faults: %s; %d overlaps, %d token regressions, %d returned expired; %d register writes, %d lost, %d stale refused; longest without an acquisition %v; locks left behind: %s%s",
 		r.Acquired, r.Took.Round(time.Millisecond), r.AcquiredPerSecond, r.Failed, cmp.Or(strings.Join(kinds, ", "), "none"),
-		r.Overlaps, r.Regressions, r.ExpiredAtReturn, r.Writes, r.LostWrites, r.StaleRefused, r.LongestUnavailable.Round(time.Millisecond), left)
+		r.Overlaps, r.Regressions, r.ExpiredAtReturn, r.Writes, r.LostWrites, r.StaleRefused, r.LongestUnavailable.Round(time.Millisecond), left, permits)
 }
 
 // runWorker is a worker process's life. It contends until the deadline,
@@ -310,7 +323,7 @@ func runWorker(t *testing.T, p Processes, idx string) {
 	for time.Now().Before(deadline) {
 		key := "procs/" + strconv.Itoa(rng.IntN(p.Keys))
 		actx, acancel := context.WithTimeout(ctx, 2*p.TTL)
-		l, err := c.Acquire(actx, key, lock.WithTTL(p.TTL), lock.WithRetry(lock.ExponentialBackoff(time.Millisecond, 20*time.Millisecond)))
+		l, err := acquireFor(actx, c, key, p)
 		acancel()
 		if err != nil {
 			enc.Encode(record{Worker: i, Err: err.Error(), At: mono(time.Now())})
@@ -322,6 +335,7 @@ func runWorker(t *testing.T, p Processes, idx string) {
 		marker := filepath.Join(dir, fmt.Sprintf("holding-%d", i))
 		os.WriteFile(marker, nil, 0o644) // for the nemesis, which pauses holders
 		tok, fenced := l.Token()
+		key = l.Key() // a permit's is its slot's
 		rec := record{Worker: i, Key: key, From: mono(from), Token: uint64(tok), Fenced: fenced, Expired: expired}
 		rec.Write = writeRegister(dir, key, l, p.TTL/10, time.Duration(rng.IntN(1000))*time.Microsecond)
 		to := time.Now()
@@ -349,7 +363,7 @@ type registerState struct {
 // validity. It returns "stale" if the register has seen a newer token, and
 // "" if it did not write.
 func writeRegister(dir, key string, l *lock.Lock, margin, pause time.Duration) string {
-	path := filepath.Join(dir, "register-"+strings.ReplaceAll(key, "/", "_"))
+	path := filepath.Join(dir, registerFile(key))
 	var st registerState
 	if b, err := os.ReadFile(path); err == nil {
 		json.Unmarshal(b, &st)
@@ -537,10 +551,14 @@ func check(t *testing.T, p Processes, dir string, rep *ProcessReport) {
 		}
 		f.Close()
 	}
-	rep.Overlaps, rep.Regressions, rep.Report = h.Violations(p.Fenced)
+	if p.Permits > 0 {
+		rep.MostHolders, rep.OverPermits, rep.Overlaps, rep.Regressions, rep.Report = h.PermitViolations(p.Permits, p.Fenced)
+	} else {
+		rep.Overlaps, rep.Regressions, rep.Report = h.Violations(p.Fenced)
+	}
 	for key, n := range writes {
 		var st registerState
-		if b, err := os.ReadFile(filepath.Join(dir, "register-"+strings.ReplaceAll(key, "/", "_"))); err == nil {
+		if b, err := os.ReadFile(filepath.Join(dir, registerFile(key))); err == nil {
 			json.Unmarshal(b, &st)
 		}
 		if lost := n - st.Count - late[key]; lost > 0 {
@@ -574,8 +592,8 @@ func RequireSafe(t *testing.T, rep ProcessReport) {
 	if rep.Acquired == 0 {
 		t.Errorf("no acquisition recorded; failed attempts said:\n%s", strings.Join(rep.FailedErrors, "\n"))
 	}
-	if rep.Overlaps != 0 || rep.Regressions != 0 || rep.LostWrites != 0 {
-		t.Errorf("%d overlaps, %d token regressions, %d lost writes:\n%s", rep.Overlaps, rep.Regressions, rep.LostWrites, rep.Report)
+	if rep.Overlaps != 0 || rep.Regressions != 0 || rep.LostWrites != 0 || rep.OverPermits != 0 {
+		t.Errorf("%d overlaps, %d token regressions, %d lost writes, %d holdings over a semaphore's size:\n%s", rep.Overlaps, rep.Regressions, rep.LostWrites, rep.OverPermits, rep.Report)
 	}
 	if rep.ExpiredAtReturn != 0 {
 		t.Errorf("%d acquisitions returned a lock whose validity had passed", rep.ExpiredAtReturn)
@@ -592,7 +610,7 @@ func RequireCaught(t *testing.T, rep ProcessReport) {
 	if len(rep.WorkerErrors) > 0 {
 		t.Errorf("workers failed:\n%s", strings.Join(rep.WorkerErrors, "\n"))
 	}
-	if rep.Overlaps+rep.Regressions+rep.LostWrites == 0 {
+	if rep.Overlaps+rep.Regressions+rep.LostWrites+rep.OverPermits == 0 {
 		t.Errorf("the unsafe variant was not caught: %v", rep)
 	}
 }

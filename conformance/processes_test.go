@@ -41,3 +41,36 @@ func TestRunProcesses_catchesALockNotShared(t *testing.T) {
 		t.Errorf("a lock not shared between processes: %d overlaps and %d lost writes, want both above 0", rep.Overlaps, rep.LostWrites)
 	}
 }
+
+// A semaphore that every process keeps to itself lets each process's
+// holders in: the checker sees more holdings at once than the permits.
+func TestRunProcesses_catchesASemaphoreNotShared(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs worker processes")
+	}
+	rep := conformance.RunProcesses(t, conformance.Processes{
+		Open: func(t testing.TB) *lock.Client {
+			c, err := lock.Open("memory", "procs")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c
+		},
+		Workers:  6,
+		Keys:     1,
+		Permits:  3,
+		Duration: 2 * time.Second,
+		TTL:      time.Second,
+		Fenced:   true,
+	})
+	t.Log(rep)
+	if len(rep.WorkerErrors) > 0 {
+		t.Fatalf("workers failed: %v", rep.WorkerErrors)
+	}
+	if rep.Acquired == 0 {
+		t.Fatal("no acquisitions recorded")
+	}
+	if rep.OverPermits == 0 || rep.MostHolders <= 3 {
+		t.Errorf("a semaphore of 3 not shared between 6 processes: %d holdings over its size, at most %d at once; want some over, and more than 3", rep.OverPermits, rep.MostHolders)
+	}
+}

@@ -42,6 +42,14 @@ are passed on to CMD (at a terminal, Ctrl-C reaches CMD from the terminal as
 well); distlock waits for CMD, releases the lock and exits with CMD's code.
 The first attempt must reach the backend within 15s.
 
+With --max N, K names a semaphore of N permits instead, as 'consul lock -n'
+does: at most N commands run under K at once, across every client of the
+backend. CMD runs under one permit, kept alive and released like a lock.
+DISTLOCK_KEY is then the permit's slot key (K, a unit separator, "sem", a
+unit separator and the slot's number), and DISTLOCK_TOKEN that slot's token:
+a resource that checks tokens keeps one per slot. Every client of K must
+give the same N; while permits of another N are held, run exits 64.
+
 Exit codes: CMD's own (128+N if CMD died of signal N); 64 bad usage;
 69 backend error; 75 the key is held by another holder (after --no-wait, or
 once --wait passed); 76 the lock was lost and CMD was stopped; 126 or 127
@@ -50,13 +58,15 @@ CMD could not be run.`
 const runExamples = `  distlock run --driver postgres --dsn "$PG_URL" --key nightly-report -- ./report.sh
   DISTLOCK_DRIVER=goredis DISTLOCK_DSN='redis://r1:6379,redis://r2:6379,redis://r3:6379?fencing=true' \
     distlock run --key deploy --no-wait -- sh -c 'make deploy FENCE="$DISTLOCK_TOKEN"'
-  distlock run --driver postgres --dsn "$PG_URL" --key backup --wait 5m --ttl 1m -- pg_dump -f backup.sql`
+  distlock run --driver postgres --dsn "$PG_URL" --key backup --wait 5m --ttl 1m -- pg_dump -f backup.sql
+  distlock run --driver postgres --dsn "$PG_URL" --key crawler --max 3 -- ./fetch.sh`
 
 // runOptions are the parsed flags and arguments of 'distlock run'.
 type runOptions struct {
 	cmd     *command
 	backend backend
 	key     string
+	max     int // above 0: key names a semaphore of max permits
 	ttl     time.Duration
 	wait    time.Duration // 0: wait as long as it takes
 	noWait  bool
@@ -81,11 +91,12 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // parseRun parses the arguments of 'distlock run' and checks them.
 func parseRun(args []string, stdout io.Writer) (*runOptions, error) {
 	o := &runOptions{cmd: newCommand("run",
-		"distlock run --driver D --dsn S --key K [--ttl T] [--wait DUR | --no-wait] [--grace G] -- CMD [ARGS...]",
+		"distlock run --driver D --dsn S --key K [--max N] [--ttl T] [--wait DUR | --no-wait] [--grace G] -- CMD [ARGS...]",
 		runAbout, runExamples)}
 	flags := o.cmd.fs
 	o.backend.register(o.cmd)
 	flags.StringVar(&o.key, "key", "", "the lock's key (required)")
+	flags.IntVar(&o.max, "max", 0, "run under one of N permits of the semaphore K, instead of the lock K (default: the lock)")
 	flags.DurationVar(&o.ttl, "ttl", 30*time.Second, "the lock's lease, renewed every third of it while CMD runs")
 	flags.DurationVar(&o.wait, "wait", 0, "give up (exit 75) if the key is still held after this long (default: wait as long as it takes)")
 	flags.BoolVar(&o.noWait, "no-wait", false, "make one attempt only: exit 75 at once if the key is held")
@@ -99,6 +110,8 @@ func parseRun(args []string, stdout io.Writer) (*runOptions, error) {
 		return nil, failure(exitUsage, "--key is required")
 	case len(o.argv) == 0:
 		return nil, failure(exitUsage, "no command to run: give it after the flags, as in -- CMD [ARGS...]")
+	case o.cmd.set("max") && (o.max < 1 || o.max > lock.MaxPermits):
+		return nil, failure(exitUsage, "--max %d is outside [1, %d]", o.max, lock.MaxPermits)
 	case o.ttl < lock.MinTTL || o.ttl > lock.MaxTTL:
 		return nil, failure(exitUsage, "--ttl %v is outside [%v, %v]", o.ttl, lock.MinTTL, lock.MaxTTL)
 	case o.noWait && o.cmd.set("wait"):
@@ -154,19 +167,36 @@ func (o *runOptions) acquire(ctx context.Context, c *lock.Client) (*lock.Lock, e
 		ctx, cancel = context.WithTimeout(ctx, o.wait)
 		defer cancel()
 	}
+	var try, wait func(context.Context) (*lock.Lock, error)
+	if o.max > 0 {
+		s, err := c.Semaphore(o.key, o.max, lock.WithTTL(o.ttl))
+		if err != nil {
+			return nil, err
+		}
+		try, wait = func(ctx context.Context) (*lock.Lock, error) { return s.TryAcquire(ctx) }, func(ctx context.Context) (*lock.Lock, error) { return s.Acquire(ctx) }
+	} else {
+		try = func(ctx context.Context) (*lock.Lock, error) { return c.TryAcquire(ctx, o.key, lock.WithTTL(o.ttl)) }
+		wait = func(ctx context.Context) (*lock.Lock, error) { return c.Acquire(ctx, o.key, lock.WithTTL(o.ttl)) }
+	}
 	first, cancel := context.WithTimeout(ctx, firstAttemptTimeout)
-	l, err := c.TryAcquire(first, o.key, lock.WithTTL(o.ttl))
+	l, err := try(first)
 	cancel()
 	if o.noWait || !errors.Is(err, lock.ErrNotAcquired) {
 		return l, err
 	}
-	return c.Acquire(ctx, o.key, lock.WithTTL(o.ttl))
+	return wait(ctx)
 }
 
 // acquireFailure is the error with which run ends when it could not take
 // the key.
 func (o *runOptions) acquireFailure(err error) error {
 	switch {
+	case errors.Is(err, lock.ErrNotAcquired) && o.max > 0 && o.wait > 0:
+		return failure(exitHeld, "all %d permits of %q are still held after --wait %v", o.max, o.key, o.wait)
+	case errors.Is(err, lock.ErrNotAcquired) && o.max > 0:
+		return failure(exitHeld, "all %d permits of %q are held", o.max, o.key)
+	case errors.Is(err, lock.ErrSizeMismatch):
+		return failure(exitUsage, "%v", err)
 	case errors.Is(err, lock.ErrNotAcquired) && o.wait > 0:
 		return failure(exitHeld, "key %q is still held by another holder after --wait %v", o.key, o.wait)
 	case errors.Is(err, lock.ErrNotAcquired):

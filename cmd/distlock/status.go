@@ -21,12 +21,16 @@ as DISTLOCK_LOCK_ID), its fencing token if the driver issues them, and the time
 left on its lease by the backend's clock. Flags may come before or after the
 keys.
 
+With --max N, each KEY names a semaphore of N permits: a line per held
+permit shows its slot, and the number of permits its holder asked for.
+
 Exit codes: 0 every key answered (held or not); 64 bad usage; 69 the backend
 failed, or the driver cannot tell who holds a key.`
 
 const statusExamples = `  distlock status --driver postgres --dsn "$PG_URL" nightly-report backup
   DISTLOCK_DRIVER=goredis DISTLOCK_DSN='redis://r1:6379,redis://r2:6379,redis://r3:6379' distlock status deploy
-  distlock status --driver postgres --dsn "$PG_URL" --json deploy | jq '.[0].holder'`
+  distlock status --driver postgres --dsn "$PG_URL" --json deploy | jq '.[0].holder'
+  distlock status --driver postgres --dsn "$PG_URL" --max 3 crawler`
 
 // statusOptions are the parsed flags and arguments of 'distlock status'.
 type statusOptions struct {
@@ -34,6 +38,7 @@ type statusOptions struct {
 	backend backend
 	json    bool
 	timeout time.Duration
+	max     int // above 0: the keys name semaphores of max permits
 	keys    []string
 }
 
@@ -44,6 +49,8 @@ type keyStatus struct {
 	Holder      string  `json:"holder,omitempty"`        // the holder's ID
 	Token       *uint64 `json:"token,omitempty"`         // if the driver issues tokens
 	ExpiresInMS *int64  `json:"expires_in_ms,omitempty"` // the holder's TTL
+	Slot        *int    `json:"slot,omitempty"`          // a semaphore's: the permit's slot
+	Permits     int     `json:"permits,omitempty"`       // a semaphore's: the N its holder asked for, or --max if free
 }
 
 // statusCmd runs 'distlock status'.
@@ -59,7 +66,11 @@ func statusCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	defer client.Close()
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
-	rows, failed, err := inspectAll(ctx, client, o.keys, stderr)
+	inspect := inspectAll
+	if o.max > 0 {
+		inspect = o.inspectSemaphores
+	}
+	rows, failed, err := inspect(ctx, client, o.keys, stderr)
 	if err != nil {
 		return report(stderr, "status", err)
 	}
@@ -78,10 +89,11 @@ func statusCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 // parseStatus parses the arguments of 'distlock status' and checks them.
 func parseStatus(args []string, stdout io.Writer) (*statusOptions, error) {
 	o := &statusOptions{cmd: newCommand("status",
-		"distlock status --driver D --dsn S [--json] [--timeout T] KEY...", statusAbout, statusExamples)}
+		"distlock status --driver D --dsn S [--json] [--timeout T] [--max N] KEY...", statusAbout, statusExamples)}
 	o.backend.register(o.cmd)
 	o.cmd.fs.BoolVar(&o.json, "json", false, "print a JSON array of objects (key, held, holder, token, expires_in_ms)")
 	o.cmd.fs.DurationVar(&o.timeout, "timeout", 10*time.Second, "give up on the backend after this long")
+	o.cmd.fs.IntVar(&o.max, "max", 0, "the keys name semaphores of N permits: show each one's holders")
 	keys, err := o.cmd.parseInterleaved(args, stdout)
 	switch {
 	case err != nil:
@@ -90,6 +102,8 @@ func parseStatus(args []string, stdout io.Writer) (*statusOptions, error) {
 		return nil, failure(exitUsage, "no keys: give one or more after the flags")
 	case o.timeout <= 0:
 		return nil, failure(exitUsage, "--timeout %v is not positive", o.timeout)
+	case o.cmd.set("max") && (o.max < 1 || o.max > lock.MaxPermits):
+		return nil, failure(exitUsage, "--max %d is outside [1, %d]", o.max, lock.MaxPermits)
 	}
 	o.keys = keys
 	return o, nil
@@ -141,6 +155,12 @@ func (o *statusOptions) print(w io.Writer, rows []keyStatus) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "KEY\tHOLDER\tTOKEN\tEXPIRES IN")
 	for _, r := range rows {
+		key := printable(r.Key)
+		if r.Slot != nil {
+			key += fmt.Sprintf(" [permit %d of %d]", *r.Slot, r.Permits)
+		} else if r.Permits > 0 {
+			key += fmt.Sprintf(" [%d permits]", r.Permits)
+		}
 		holder, token, expires := "(free)", "-", "-"
 		if r.Held {
 			holder, expires = printable(r.Holder), formatTTL(time.Duration(*r.ExpiresInMS)*time.Millisecond)
@@ -148,7 +168,7 @@ func (o *statusOptions) print(w io.Writer, rows []keyStatus) error {
 				token = strconv.FormatUint(*r.Token, 10)
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", printable(r.Key), holder, token, expires)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", key, holder, token, expires)
 	}
 	return tw.Flush()
 }
@@ -169,4 +189,34 @@ func formatTTL(d time.Duration) string {
 		return d.Round(100 * time.Millisecond).String()
 	}
 	return d.Round(time.Millisecond).String()
+}
+
+// inspectSemaphores is inspectAll for semaphores of o.max permits named
+// by keys: a row per held permit, or one free row for a semaphore with
+// none.
+func (o *statusOptions) inspectSemaphores(ctx context.Context, c *lock.Client, keys []string, stderr io.Writer) (rows []keyStatus, failed bool, err error) {
+	for _, k := range keys {
+		s, err := c.Semaphore(k, o.max)
+		if err != nil {
+			return nil, false, failure(exitUsage, "%v", err)
+		}
+		hs, err := s.Holders(ctx)
+		switch {
+		case errors.Is(err, errors.ErrUnsupported):
+			return nil, false, failure(exitBackend, "the driver cannot tell who holds a key (it has no inspector): %v", err)
+		case err != nil:
+			fmt.Fprintf(stderr, "distlock: status: %v\n", err)
+			failed = true
+			continue
+		}
+		if len(hs) == 0 {
+			rows = append(rows, keyStatus{Key: k, Permits: o.max})
+		}
+		for _, h := range hs {
+			r := newKeyStatus(k, h.Holder, true)
+			r.Slot, r.Permits = &h.Slot, h.Size
+			rows = append(rows, r)
+		}
+	}
+	return rows, failed, nil
 }

@@ -16,8 +16,12 @@ import (
 // hangs and kills members (one, or two) and pauses holders past their TTL:
 // no overlap, no token regression, no lost write, no key left a TTL after
 // the run. And the count of keys left behind sees a leaky variant's.
-func TestProcesses(t *testing.T) {
-	drivertest.ProcessRuns{
+func TestProcesses(t *testing.T) { processRuns().Run(t) }
+
+// processRuns is the fault run of the lock and of the semaphore
+// (TestProcesses_semaphore).
+func processRuns() drivertest.ProcessRuns {
+	return drivertest.ProcessRuns{
 		Driver: etcd.Driver{},
 		Prefix: "distlock-procs-",
 		DSN:    func(t testing.TB, name string) string { return dsn(t, "prefix", name+"/") },
@@ -32,7 +36,7 @@ func TestProcesses(t *testing.T) {
 			p.Faults = c
 		},
 		After: func(t *testing.T) { theCluster(t).healthy(t, 30*time.Second) },
-	}.Run(t)
+	}
 }
 
 // keysUnder returns a count of the keys under prefix, on a client closed

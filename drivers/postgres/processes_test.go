@@ -16,14 +16,18 @@ import (
 // pools' connections and their LISTEN connections, mid-hold or not): no
 // overlap, no token regression, no lost write, no lease left a TTL after
 // the run. And the count of leases left behind sees a leaky variant's.
-func TestProcesses(t *testing.T) {
-	drivertest.ProcessRuns{
+func TestProcesses(t *testing.T) { processRuns().Run(t) }
+
+// processRuns is the fault run of the lock and of the semaphore
+// (TestProcesses_semaphore).
+func processRuns() drivertest.ProcessRuns {
+	return drivertest.ProcessRuns{
 		Driver:    postgres.Driver{},
 		DSN:       procsDSN,
 		Settings:  conformance.Processes{Duration: conformance.SoakDuration(8 * time.Second), TTL: time.Second, Fenced: true, PauseHolders: true},
 		Leftovers: func(t *testing.T, table string) func(*testing.T) int { return leaseTable(t, server(t), table).live },
 		Nemesis:   terminateBackends,
-	}.Run(t)
+	}
 }
 
 // procsDSN is the DSN of a fault run on the lease table table. Its

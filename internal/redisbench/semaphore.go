@@ -1,0 +1,13 @@
+package redisbench
+
+import (
+	"testing"
+
+	"github.com/distlock/lock/drivertest"
+)
+
+// Permit measures a permit of a semaphore of 3 beside a plain lock, on
+// five nodes with fencing tokens (see drivertest.BenchPermit).
+func Permit(b *testing.B, driver string) {
+	drivertest.BenchPermit(b, benchClient(b, driver, 5, "fencing=true"))
+}
