@@ -33,7 +33,7 @@ func (c *Client) attempt(ctx context.Context, cn *conn, key string, o *options, 
 		return nil, opError("acquire", key, ErrClosed)
 	}
 	defer c.leave()
-	value := newValue()
+	value := newValue() + o.tag
 	start := time.Now()
 	lease, err := cn.Acquire(ctx, key, value, o.ttl)
 	if err != nil {
