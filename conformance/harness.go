@@ -101,6 +101,7 @@ func Run(t *testing.T, h Harness) {
 		{"Driver_transfer", s.driverTransfer},
 		{"Misconfigured_failsFast", s.misconfigured},
 	}
+	cases = append(cases, s.electionCases()...)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

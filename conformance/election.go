@@ -1,0 +1,294 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/distlock/lock"
+	"github.com/distlock/lock/driver"
+	"github.com/distlock/lock/fencing"
+)
+
+// electionCases are the cases of lock.Election. They are short: an
+// election is a lock, and the lock's cases test the lock.
+func (s *suite) electionCases() []testCase {
+	return []testCase{
+		{"Election_oneLeader", s.electionOneLeader},
+		{"Election_tokensIncrease", s.electionTokensIncrease},
+		{"Election_lostTermEndsByValidity", s.electionLostTerm},
+		{"Election_resignHandsOver", s.electionResign},
+		{"Election_observeSeesEachLeader", s.electionObserve},
+	}
+}
+
+// election returns the election name on c, with the suite's TTL and
+// opts, or fails the test.
+func (s *suite) election(t *testing.T, c *lock.Client, name string, opts ...lock.Option) *lock.Election {
+	t.Helper()
+	opts = append([]lock.Option{lock.WithTTL(s.h.TTL)}, opts...)
+	e, err := c.Election(name, opts...)
+	if err != nil {
+		t.Fatalf("Election(%q): %v", name, err)
+	}
+	return e
+}
+
+// electionOneLeader runs candidates on three clients, each campaigning
+// for a few terms, and checks that no two terms overlap and that tokens
+// grow. Each leader also checks that Leader reports it.
+func (s *suite) electionOneLeader(t *testing.T) {
+	ctx := s.ctxFor(t)
+	name := key(t, "")
+	const candidates, terms = 3, 5
+	var h History
+	var wg sync.WaitGroup
+	errs := make(chan error, candidates)
+	for i := range candidates {
+		e := s.election(t, s.client(t), name, lock.WithRetry(lock.ExponentialBackoff(time.Millisecond, 20*time.Millisecond)))
+		wg.Go(func() {
+			for range terms {
+				if err := oneTerm(ctx, e, "candidate-"+strconv.Itoa(i), &h); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("candidate: %v", err)
+	}
+	if err := h.Check(s.h.Fencing); err != nil {
+		t.Error(err)
+	}
+	if want := candidates * terms; h.Len() != want && !t.Failed() {
+		t.Errorf("%d terms recorded, want %d", h.Len(), want)
+	}
+}
+
+// oneTerm campaigns on e, checks that Leader reports the term, records
+// the term in h, and resigns.
+func oneTerm(ctx context.Context, e *lock.Election, value string, h *History) error {
+	term, err := e.Campaign(ctx, value)
+	if err != nil {
+		return err
+	}
+	got := time.Now()
+	if !got.Before(term.ValidUntil()) {
+		return fmt.Errorf("Campaign returned a term whose validity had passed %v before", got.Sub(term.ValidUntil()))
+	}
+	ld, ok, err := e.Leader(ctx)
+	switch {
+	case err != nil:
+		return fmt.Errorf("Leader while leading: %w", err)
+	case !ok || ld.ID != term.Lock().ID() || ld.Value != value:
+		// A term ended early (lost) may show another leader: check that.
+		if term.Err() == nil {
+			return fmt.Errorf("Leader while leading = %+v, %v; want ID %s and value %s", ld, ok, term.Lock().ID(), value)
+		}
+	}
+	h.Hold(term.Lock(), got)
+	if err := term.Resign(ctx); err != nil && !errors.Is(err, lock.ErrNotHeld) {
+		return err
+	}
+	return nil
+}
+
+// electionTokensIncrease checks that each term's token is greater than
+// the last's, and that Leader reports it, as two clients take turns.
+func (s *suite) electionTokensIncrease(t *testing.T) {
+	if !s.h.Fencing {
+		t.Skip("the driver issues no fencing tokens")
+	}
+	ctx := s.ctxFor(t)
+	name := key(t, "")
+	es := []*lock.Election{s.election(t, s.client(t), name), s.election(t, s.client(t), name)}
+	var last fencing.Token
+	for i := range 4 {
+		term, err := es[i%2].Campaign(ctx, "v"+strconv.Itoa(i))
+		if err != nil {
+			t.Fatalf("Campaign of term %d: %v", i+1, err)
+		}
+		tok, ok := term.Token()
+		if !ok || (i > 0 && tok <= last) {
+			t.Errorf("term %d: token %v (fenced %v), want greater than the last term's %v", i+1, tok, ok, last)
+		}
+		// The token is written in the step that grants the term on most
+		// drivers, and just after it on Redlock: allow a moment.
+		var ld lock.Leader
+		for end := time.Now().Add(s.h.TTL / 2); ; {
+			ld, ok, err = es[(i+1)%2].Leader(ctx)
+			if err != nil || (ok && ld.Token == tok) || time.Now().After(end) {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		if err != nil || !ok || ld.Token != tok || !ld.Fenced || ld.Value != "v"+strconv.Itoa(i) {
+			t.Errorf("term %d: Leader = %+v, %v, %v; want token %v and value v%d", i+1, ld, ok, err, tok, i)
+		}
+		last = tok
+		if err := term.Resign(ctx); err != nil {
+			t.Fatalf("Resign of term %d: %v", i+1, err)
+		}
+	}
+}
+
+// electionLostTerm takes the lead away from a leader behind its back,
+// and checks that its term's Done closes no later than its validity. On
+// a driver that cannot extend, the term is simply left to run out.
+func (s *suite) electionLostTerm(t *testing.T) {
+	ctx := s.ctxFor(t)
+	first, err := s.election(t, s.client(t), key(t, "")).Campaign(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Resign(ctx)
+	// By then, the term must have ended. An extension in flight at the
+	// release may still move the validity by up to a TTL.
+	bound := first.ValidUntil()
+	if s.h.Extend {
+		if s.h.NewConn == nil {
+			t.Skip("Harness.NewConn is not set")
+		}
+		raw := s.h.NewConn(t)
+		defer raw.Close()
+		time.Sleep(s.h.TTL / 2) // the term outlives a first extension
+		if err := first.Err(); err != nil {
+			t.Fatalf("the term ended while kept alive: %v", err)
+		}
+		// Release the term's lock with its value, as if it had expired and
+		// been taken by another.
+		rawRelease(t, ctx, raw, first.Lock().Key())
+		bound = time.Now().Add(s.h.TTL)
+	}
+	select {
+	case <-first.Done():
+	case <-time.After(time.Until(bound) + s.h.TTL/2):
+		t.Fatalf("the lost term's Done was still open %v after it was lost (validity now %v ahead)", s.h.TTL*3/2, time.Until(first.ValidUntil()))
+	}
+	if late := time.Since(first.ValidUntil()); late > s.h.TTL/2 {
+		t.Errorf("the lost term's Done closed %v after its validity", late)
+	}
+	if err := first.Err(); !errors.Is(err, lock.ErrLost) {
+		t.Errorf("Err of the lost term = %v, want an error matching ErrLost", err)
+	}
+}
+
+// rawRelease releases whatever value holds k, through the driver.
+func rawRelease(t *testing.T, ctx context.Context, raw driver.Conn, k string) {
+	t.Helper()
+	in, ok := raw.(driver.Inspector)
+	if !ok {
+		t.Skipf("driver %T cannot tell who holds a key", raw)
+	}
+	h, held, err := in.Inspect(ctx, k)
+	if err != nil || !held {
+		t.Fatalf("Inspect of a held key = %v, %v", held, err)
+	}
+	if err := raw.Release(ctx, k, h.Value); err != nil {
+		t.Fatalf("Release with the holder's value: %v", err)
+	}
+}
+
+// electionResign checks that a resignation elects a waiting candidate
+// at once where the driver announces releases, and soon otherwise.
+func (s *suite) electionResign(t *testing.T) {
+	ctx := s.ctxFor(t)
+	name := key(t, "")
+	first, err := s.election(t, s.client(t), name, lock.WithTTL(time.Minute)).Campaign(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	poll := lock.FixedDelay(s.h.TTL / 10)
+	if s.h.Wakeups {
+		poll = lock.FixedDelay(time.Minute) // the release must wake the candidate
+	}
+	other := s.election(t, s.client(t), name, lock.WithRetry(poll))
+	elected := make(chan time.Time, 1)
+	go func() {
+		term, err := other.Campaign(ctx, "b")
+		if err != nil {
+			t.Errorf("second Campaign: %v", err)
+			close(elected)
+			return
+		}
+		elected <- time.Now()
+		term.Resign(ctx)
+	}()
+	time.Sleep(s.h.TTL / 2)
+	resigned := time.Now()
+	if err := first.Resign(ctx); err != nil {
+		t.Fatalf("Resign: %v", err)
+	}
+	at, ok := <-elected
+	if !ok {
+		return
+	}
+	if at.Before(resigned) {
+		t.Fatalf("the second candidate was elected %v before the leader resigned", resigned.Sub(at))
+	}
+	if wait := at.Sub(resigned); wait > s.h.TTL*4 {
+		t.Errorf("the second candidate was elected %v after the resignation (wake-ups: %v)", wait, s.h.Wakeups)
+	}
+}
+
+// electionObserve checks that an observer sees each of a few terms, in
+// order, with its value and token.
+func (s *suite) electionObserve(t *testing.T) {
+	ctx := s.ctxFor(t)
+	name := key(t, "")
+	octx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	seen := s.election(t, s.client(t), name).Observe(octx)
+	es := []*lock.Election{s.election(t, s.client(t), name), s.election(t, s.client(t), name)}
+	type want struct {
+		id, value string
+		token     fencing.Token
+	}
+	var terms []want
+	var got []lock.Leader
+	observed := make(chan struct{})
+	go func() {
+		defer close(observed)
+		for ld := range seen {
+			// On Redlock a new leader may show first with the last term's
+			// token: keep the last report of each term.
+			if n := len(got); n > 0 && got[n-1].ID == ld.ID {
+				got[n-1] = ld
+			} else {
+				got = append(got, ld)
+			}
+		}
+	}()
+	for i := range 3 {
+		value := "v" + strconv.Itoa(i)
+		term, err := es[i%2].Campaign(ctx, value)
+		if err != nil {
+			t.Fatalf("Campaign: %v", err)
+		}
+		tok, _ := term.Token()
+		terms = append(terms, want{term.Lock().ID(), value, tok})
+		// Observe reads each fifth of the TTL: hold for three reads.
+		time.Sleep(3 * max(s.h.TTL/5, 10*time.Millisecond))
+		if err := term.Resign(ctx); err != nil {
+			t.Fatalf("Resign: %v", err)
+		}
+	}
+	time.Sleep(s.h.TTL / 5) // a last report of the last term is due by then
+	cancel()
+	<-observed
+	if len(got) != len(terms) {
+		t.Fatalf("Observe reported %d leaders, want %d: %+v", len(got), len(terms), got)
+	}
+	for i, w := range terms {
+		if g := got[i]; g.ID != w.id || g.Value != w.value || (s.h.Fencing && g.Token != w.token) {
+			t.Errorf("Observe's leader %d = %+v, want ID %s, value %s, token %v", i+1, g, w.id, w.value, w.token)
+		}
+	}
+}
