@@ -81,16 +81,16 @@ func oneTerm(ctx context.Context, e *lock.Election, value string, h *History) er
 	}
 	got := time.Now()
 	if !got.Before(term.ValidUntil()) {
-		return fmt.Errorf("Campaign returned a term whose validity had passed %v before", got.Sub(term.ValidUntil()))
+		return fmt.Errorf("campaign returned a term whose validity had passed %v before", got.Sub(term.ValidUntil()))
 	}
 	ld, ok, err := e.Leader(ctx)
 	switch {
 	case err != nil:
-		return fmt.Errorf("Leader while leading: %w", err)
+		return fmt.Errorf("leader while leading: %w", err)
 	case !ok || ld.ID != term.Lock().ID() || ld.Value != value:
 		// A term ended early (lost) may show another leader: check that.
 		if term.Err() == nil {
-			return fmt.Errorf("Leader while leading = %+v, %v; want ID %s and value %s", ld, ok, term.Lock().ID(), value)
+			return fmt.Errorf("leader while leading = %+v, %v; want ID %s and value %s", ld, ok, term.Lock().ID(), value)
 		}
 	}
 	h.Hold(term.Lock(), got)
