@@ -60,7 +60,8 @@ type electionRecord struct {
 // leader's process (a new worker takes its place) and, with
 // p.PauseHolders, pauses the leader past its TTL. It also breaks
 // p.Faults's nodes and runs p.Actions, as RunProcesses's does. The
-// history checker then requires at most one term at a time, tokens that
+// p.Leftovers, if set, counts what the backend holds at the end, as for
+// RunProcesses. The history checker then requires at most one term at a time, tokens that
 // increase from term to term (with p.Fenced), and no lost write.
 //
 // In a worker process, RunElection runs the worker and exits the process.
@@ -132,6 +133,14 @@ func RunElection(t *testing.T, p Processes) ElectionReport {
 		at := mono(k)
 		if j, _ := slices.BinarySearch(froms, at); j < len(froms) {
 			rep.Failovers = append(rep.Failovers, time.Duration(froms[j]-at))
+		}
+	}
+	if p.Leftovers != nil {
+		rep.LeftoversCounted = true
+		rep.LeftAtEnd = p.Leftovers(t)
+		if rep.LeftAtEnd > 0 {
+			time.Sleep(p.TTL * 3 / 2)
+			rep.LeftAfterTTL = p.Leftovers(t)
 		}
 	}
 	return rep
