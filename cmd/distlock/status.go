@@ -19,21 +19,25 @@ const statusAbout = `Shows who holds each KEY: the holder's ID (the first charac
 random value, which cannot release the lock; 'distlock run' gives CMD its own
 as DISTLOCK_LOCK_ID), its fencing token if the driver issues them, and the time
 left on its lease by the backend's clock. Flags may come before or after the
-keys.
+keys. With --election, each argument names an election (lock.Election), and
+status shows its leader: the term's ID, the value it campaigned with, its
+token and the time left.
 
 Exit codes: 0 every key answered (held or not); 64 bad usage; 69 the backend
 failed, or the driver cannot tell who holds a key.`
 
 const statusExamples = `  distlock status --driver postgres --dsn "$PG_URL" nightly-report backup
   DISTLOCK_DRIVER=goredis DISTLOCK_DSN='redis://r1:6379,redis://r2:6379,redis://r3:6379' distlock status deploy
-  distlock status --driver postgres --dsn "$PG_URL" --json deploy | jq '.[0].holder'`
+  distlock status --driver postgres --dsn "$PG_URL" --json deploy | jq '.[0].holder'
+  distlock status --driver etcd --dsn "$ETCD_URL" --election scheduler`
 
 // statusOptions are the parsed flags and arguments of 'distlock status'.
 type statusOptions struct {
 	cmd     *command
 	backend backend
-	json    bool
-	timeout time.Duration
+	json     bool
+	election bool // the arguments are elections' names
+	timeout  time.Duration
 	keys    []string
 }
 
@@ -42,6 +46,7 @@ type keyStatus struct {
 	Key         string  `json:"key"`
 	Held        bool    `json:"held"`
 	Holder      string  `json:"holder,omitempty"`        // the holder's ID
+	Value       *string `json:"value,omitempty"`         // an election's leader's value
 	Token       *uint64 `json:"token,omitempty"`         // if the driver issues tokens
 	ExpiresInMS *int64  `json:"expires_in_ms,omitempty"` // the holder's TTL
 }
@@ -59,7 +64,11 @@ func statusCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	defer client.Close()
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
-	rows, failed, err := inspectAll(ctx, client, o.keys, stderr)
+	inspect := inspectAll
+	if o.election {
+		inspect = leadersOf
+	}
+	rows, failed, err := inspect(ctx, client, o.keys, stderr)
 	if err != nil {
 		return report(stderr, "status", err)
 	}
@@ -81,6 +90,7 @@ func parseStatus(args []string, stdout io.Writer) (*statusOptions, error) {
 		"distlock status --driver D --dsn S [--json] [--timeout T] KEY...", statusAbout, statusExamples)}
 	o.backend.register(o.cmd)
 	o.cmd.fs.BoolVar(&o.json, "json", false, "print a JSON array of objects (key, held, holder, token, expires_in_ms)")
+	o.cmd.fs.BoolVar(&o.election, "election", false, "the arguments are elections: show each one's leader, with the value it campaigned with")
 	o.cmd.fs.DurationVar(&o.timeout, "timeout", 10*time.Second, "give up on the backend after this long")
 	keys, err := o.cmd.parseInterleaved(args, stdout)
 	switch {
@@ -139,6 +149,9 @@ func (o *statusOptions) print(w io.Writer, rows []keyStatus) error {
 		return json.NewEncoder(w).Encode(rows)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	if o.election {
+		return printLeaders(tw, rows)
+	}
 	fmt.Fprintln(tw, "KEY\tHOLDER\tTOKEN\tEXPIRES IN")
 	for _, r := range rows {
 		holder, token, expires := "(free)", "-", "-"
