@@ -33,12 +33,12 @@ const statusExamples = `  distlock status --driver postgres --dsn "$PG_URL" nigh
 
 // statusOptions are the parsed flags and arguments of 'distlock status'.
 type statusOptions struct {
-	cmd     *command
-	backend backend
+	cmd      *command
+	backend  backend
 	json     bool
 	election bool // the arguments are elections' names
 	timeout  time.Duration
-	keys    []string
+	keys     []string
 }
 
 // keyStatus is one key's line of 'distlock status', and its JSON object.
