@@ -243,35 +243,17 @@ func (s *suite) electionResign(t *testing.T) {
 }
 
 // electionObserve checks that an observer sees each of a few terms, in
-// order, with its value and token.
+// order, with its value and token. Each term lasts until the observer
+// reported it, or two TTLs.
 func (s *suite) electionObserve(t *testing.T) {
 	ctx := s.ctxFor(t)
 	name := key(t, "")
 	octx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// The observer's TTL sets its pace (a fifth of it), and nothing else.
-	pace := max(s.h.TTL/20, 10*time.Millisecond)
 	seen := s.election(t, s.client(t), name, lock.WithTTL(max(s.h.TTL/4, lock.MinTTL))).Observe(octx)
 	es := []*lock.Election{s.election(t, s.client(t), name), s.election(t, s.client(t), name)}
-	type want struct {
-		id, value string
-		token     fencing.Token
-	}
-	var terms []want
-	var got []lock.Leader
-	observed := make(chan struct{})
-	go func() {
-		defer close(observed)
-		for ld := range seen {
-			// On Redlock a new leader may show first with the last term's
-			// token: keep the last report of each term.
-			if n := len(got); n > 0 && got[n-1].ID == ld.ID {
-				got[n-1] = ld
-			} else {
-				got = append(got, ld)
-			}
-		}
-	}()
+	var last lock.Leader
 	for i := range 3 {
 		value := "v" + strconv.Itoa(i)
 		term, err := es[i%2].Campaign(ctx, value)
@@ -279,22 +261,38 @@ func (s *suite) electionObserve(t *testing.T) {
 			t.Fatalf("Campaign: %v", err)
 		}
 		tok, _ := term.Token()
-		terms = append(terms, want{term.Lock().ID(), value, tok})
-		time.Sleep(3 * pace) // three reads
-
+		timeout := time.After(2 * s.h.TTL)
+	wait:
+		for {
+			select {
+			case ld, ok := <-seen:
+				if !ok {
+					t.Fatal("Observe's channel closed while its context lasts")
+				}
+				if last.ID != "" && ld.Fenced && last.Fenced && ld.Token <= last.Token {
+					t.Errorf("Observe sent token %v after %v", ld.Token, last.Token)
+				}
+				last = ld
+				if ld.ID == term.Lock().ID() && (!s.h.Fencing || ld.Token == tok) {
+					if ld.Value != value {
+						t.Errorf("Observe sent value %q for term %d, want %q", ld.Value, i+1, value)
+					}
+					break wait
+				}
+				// On Redlock a new leader may show first with the last
+				// term's token; anything else is another term.
+				if ld.ID != term.Lock().ID() {
+					t.Errorf("Observe sent %+v during term %d, whose ID is %s", ld, i+1, term.Lock().ID())
+				}
+			case <-timeout:
+				t.Fatalf("Observe did not report term %d (ID %s, token %v) within two TTLs", i+1, term.Lock().ID(), tok)
+			}
+		}
 		if err := term.Resign(ctx); err != nil {
 			t.Fatalf("Resign: %v", err)
 		}
 	}
-	time.Sleep(2 * pace) // a last report of the last term is due by then
 	cancel()
-	<-observed
-	if len(got) != len(terms) {
-		t.Fatalf("Observe reported %d leaders, want %d: %+v", len(got), len(terms), got)
-	}
-	for i, w := range terms {
-		if g := got[i]; g.ID != w.id || g.Value != w.value || (s.h.Fencing && g.Token != w.token) {
-			t.Errorf("Observe's leader %d = %+v, want ID %s, value %s, token %v", i+1, g, w.id, w.value, w.token)
-		}
+	for range seen { // Observe ends with its context
 	}
 }
