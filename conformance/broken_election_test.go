@@ -3,7 +3,6 @@ package conformance_test
 import (
 	"context"
 	"sync"
-	"time"
 
 	"github.com/distlock/lock/driver"
 )
@@ -14,15 +13,12 @@ func init() {
 	for name, caught := range map[string][]string{
 		"noMutualExclusion": {"Election_oneLeader"},
 		"staleTokens":       {"Election_tokensIncrease", "Election_oneLeader"},
+		"neverExpires":      {"Election_lostTermEndsByValidity"},
 		"silentReleases":    {"Election_resignHandsOver"},
 	} {
 		v := variants[name]
 		v.caught = caught
 		variants["election_"+name] = v
-	}
-	variants["election_extendsReleased"] = variant{
-		harness: memoryHarness(func(in driver.Conn) driver.Conn { return extendsReleased{base{in}} }),
-		caught:  []string{"Election_lostTermEndsByValidity"},
 	}
 	variants["election_staleInspection"] = variant{
 		harness: memoryHarness(func(in driver.Conn) driver.Conn { return staleInspection{base{in}} }),
@@ -50,12 +46,4 @@ func (b staleInspection) Inspect(ctx context.Context, key string) (driver.Holder
 		firstHolders.Store(key, h)
 	}
 	return h, held, err
-}
-
-// extendsReleased says it extended a lease that is no longer held.
-type extendsReleased struct{ base }
-
-func (b extendsReleased) Extend(ctx context.Context, key, value string, ttl time.Duration) error {
-	b.base.Extend(ctx, key, value, ttl)
-	return nil
 }
