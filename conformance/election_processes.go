@@ -54,9 +54,9 @@ type electionRecord struct {
 }
 
 // RunElection runs an election among p.Workers worker processes for
-// p.Duration. Each campaigns in [ElectionName] with p.TTL, leads for one
-// to three TTLs while it writes the registers as [RunProcesses]'s workers
-// do, resigns, and campaigns again. Meanwhile the nemesis kills the
+// p.Duration. Each campaigns in [ElectionName] with p.TTL, leads for
+// half a TTL to two TTLs while it writes the registers as
+// [RunProcesses]'s workers do, resigns, and campaigns again. Meanwhile the nemesis kills the
 // leader's process (a new worker takes its place) and, with
 // p.PauseHolders, pauses the leader past its TTL. It also breaks
 // p.Faults's nodes and runs p.Actions, as RunProcesses's does. The
@@ -201,7 +201,7 @@ func runElectionWorker(t *testing.T, p Processes, idx string) {
 		rec.To = mono(until)
 		put(rec)
 		os.WriteFile(marker, nil, 0o644) // for the nemesis, which kills and pauses leaders
-		end := from.Add(p.TTL + time.Duration(rng.Int64N(int64(2*p.TTL))))
+		end := from.Add(p.TTL/2 + time.Duration(rng.Int64N(int64(3*p.TTL/2))))
 		for time.Now().Before(end) && term.Err() == nil {
 			if wr := writeRegister(dir, ElectionName, l, p.TTL/10, time.Duration(rng.IntN(1000))*time.Microsecond); wr != "" {
 				switch wr {
