@@ -300,7 +300,8 @@ const valueLen = 27
 // announces releases, it also reads at once after a release, and then
 // often until the next leader shows. A term shorter than that pace may go
 // unseen. A vacant lead is not sent. Read errors are retried at the same
-// pace.
+// pace. On a driver that cannot tell who holds a key (one without
+// driver.Inspector), the channel is closed at once.
 func (e *Election) Observe(ctx context.Context) <-chan Leader {
 	ch := make(chan Leader)
 	go e.observe(ctx, ch)
@@ -342,7 +343,7 @@ func (e *Election) observe(ctx context.Context, ch chan<- Leader) {
 		}
 		ld, held, err := e.Leader(ctx)
 		switch {
-		case err != nil && errors.Is(err, ErrClosed):
+		case err != nil && (errors.Is(err, ErrClosed) || errors.Is(err, errors.ErrUnsupported)):
 			return
 		case held && (!sent || newer(ld, last)):
 			select {
