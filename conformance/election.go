@@ -156,17 +156,7 @@ func (s *suite) electionLostTerm(t *testing.T) {
 	}
 	defer first.Resign(ctx)
 	other := s.election(t, s.client(t), name, lock.WithRetry(lock.FixedDelay(s.h.TTL/10)))
-	elected := make(chan time.Time, 1)
-	go func() {
-		term, err := other.Campaign(ctx, "b")
-		if err != nil {
-			t.Errorf("second Campaign: %v", err)
-			close(elected)
-			return
-		}
-		elected <- time.Now()
-		term.Resign(ctx)
-	}()
+	elected := campaignAside(t, ctx, other)
 	if s.h.Extend {
 		time.Sleep(s.h.TTL / 2) // the term outlives a first extension
 		if err := first.Err(); err != nil {
@@ -228,6 +218,23 @@ func cutShort(ctx context.Context, l *lock.Lock, longer time.Duration) error {
 	}
 }
 
+// campaignAside campaigns on e in the background. Once elected, it sends
+// the instant and resigns. It closes the channel if the campaign failed.
+func campaignAside(t *testing.T, ctx context.Context, e *lock.Election) <-chan time.Time {
+	elected := make(chan time.Time, 1)
+	go func() {
+		term, err := e.Campaign(ctx, "aside")
+		if err != nil {
+			t.Errorf("the second candidate's Campaign: %v", err)
+			close(elected)
+			return
+		}
+		elected <- time.Now()
+		term.Resign(ctx)
+	}()
+	return elected
+}
+
 // electionResign checks that a resignation elects a waiting candidate
 // at once where the driver announces releases, and soon otherwise.
 func (s *suite) electionResign(t *testing.T) {
@@ -242,17 +249,7 @@ func (s *suite) electionResign(t *testing.T) {
 		poll = lock.FixedDelay(time.Minute) // the release must wake the candidate
 	}
 	other := s.election(t, s.client(t), name, lock.WithRetry(poll))
-	elected := make(chan time.Time, 1)
-	go func() {
-		term, err := other.Campaign(ctx, "b")
-		if err != nil {
-			t.Errorf("second Campaign: %v", err)
-			close(elected)
-			return
-		}
-		elected <- time.Now()
-		term.Resign(ctx)
-	}()
+	elected := campaignAside(t, ctx, other)
 	time.Sleep(s.h.TTL / 2)
 	resigned := time.Now()
 	if err := first.Resign(ctx); err != nil {
