@@ -43,12 +43,10 @@ type Election struct {
 // takes 27. The remaining 37 carry 27 bytes in base64.
 const MaxLeaderValue = 27
 
-// keySep separates a primitive's name from its kind in its backend keys.
-// It is the ASCII unit separator, which user keys are unlikely to use.
-const keySep = "\x1f"
-
-// electionKey is the key the terms of the election name hold.
-func electionKey(name string) string { return name + keySep + "election" + keySep + "leader" }
+// electionKey is the key the terms of the election name hold. The ASCII
+// unit separator (0x1f), which user keys are unlikely to use, sets the
+// name apart from the kind of primitive and the key's part in it.
+func electionKey(name string) string { return name + "\x1felection\x1fleader" }
 
 // Election returns the election called name. Its terms are held with opts
 // over the client's defaults. [WithTTL] sets how long a vanished leader
