@@ -275,18 +275,18 @@ func (e *Election) Leader(ctx context.Context) (Leader, bool, error) {
 // v carries. A value that is not a term's gives an empty leader value.
 func splitValue(v string) (id, value string) {
 	id = v[:min(len(v), idLen)]
-	if len(v) <= valueLen {
+	if len(v) <= termRandomLen {
 		return id, ""
 	}
-	b, err := base64.RawURLEncoding.DecodeString(v[valueLen:])
+	b, err := base64.RawURLEncoding.DecodeString(v[termRandomLen:])
 	if err != nil {
 		return id, ""
 	}
 	return id, string(b)
 }
 
-// valueLen is the length of a lock value's random part (see newValue).
-const valueLen = 27
+// termRandomLen is the length of a lock value's random part (see newValue).
+const termRandomLen = 27
 
 // Observe reports the election's leaders as they change, on a channel
 // that is closed when ctx ends or the client is closed. It sends the
@@ -343,7 +343,7 @@ func (e *Election) observe(ctx context.Context, ch chan<- Leader) {
 		switch {
 		case err != nil && (errors.Is(err, ErrClosed) || errors.Is(err, errors.ErrUnsupported)):
 			return
-		case held && (!sent || newer(ld, last)):
+		case held && (!sent || laterTerm(ld, last)):
 			select {
 			case ch <- ld:
 			case <-ctx.Done():
@@ -357,8 +357,8 @@ func (e *Election) observe(ctx context.Context, ch chan<- Leader) {
 	}
 }
 
-// newer reports whether ld is a later term than last.
-func newer(ld, last Leader) bool {
+// laterTerm reports whether ld is a later term than last.
+func laterTerm(ld, last Leader) bool {
 	if ld.Fenced && last.Fenced {
 		return ld.Token > last.Token
 	}
