@@ -108,7 +108,7 @@ func RunElection(t *testing.T, p Processes) ElectionReport {
 	}()
 	var kills []time.Time
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 2))
-	p.Actions = withAction(p.Actions, "kill-leader", func(t *testing.T) {
+	p.Actions = withElectionAction(p.Actions, "kill-leader", func(t *testing.T) {
 		w := holder(dir, workers, rng, time.Now().Add(p.TTL))
 		i := slices.Index(workers, w)
 		w.Process.Kill()
@@ -146,8 +146,8 @@ func RunElection(t *testing.T, p Processes) ElectionReport {
 	return rep
 }
 
-// withAction returns m with name added as f, in a new map.
-func withAction(m map[string]func(*testing.T), name string, f func(*testing.T)) map[string]func(*testing.T) {
+// withElectionAction returns m with name added as f, in a new map.
+func withElectionAction(m map[string]func(*testing.T), name string, f func(*testing.T)) map[string]func(*testing.T) {
 	out := map[string]func(*testing.T){name: f}
 	for k, v := range m {
 		out[k] = v
