@@ -13,15 +13,29 @@ import (
 // valueBytes is how many random bytes identify one acquisition.
 const valueBytes = 20
 
+// randomLen is the length of a value's random part:
+// base64.RawURLEncoding.EncodedLen(valueBytes).
+const randomLen = 27
+
 // newValue returns a fresh random value for one acquisition. The value is
 // 20 bytes from crypto/rand in unpadded URL-safe base64 (27 characters),
-// and is never reused.
+// and is never reused. A semaphore's permit or an election's term appends
+// a tag to it (see options.tag), which others read back with valueTag.
 func newValue() string {
 	var b [valueBytes]byte
 	rand.Read(b[:]) // never fails; see crypto/rand.Read
-	var s [27]byte  // base64.RawURLEncoding.EncodedLen(valueBytes)
+	var s [randomLen]byte
 	base64.RawURLEncoding.Encode(s[:], b[:])
 	return string(s[:])
+}
+
+// valueTag returns the tag that value carries after its random part, or
+// "" if it carries none.
+func valueTag(value string) string {
+	if len(value) <= randomLen {
+		return ""
+	}
+	return value[randomLen:]
 }
 
 // attempt makes one attempt to acquire key with a fresh value. turn is
@@ -29,15 +43,11 @@ func newValue() string {
 // attempt does not signal a release to that queue. The caller would take
 // it for a release by another lock of this client, and try again at once.
 func (c *Client) attempt(ctx context.Context, cn *conn, key string, o *options, turn *queue) (*Lock, error) {
-	return c.attemptAs(ctx, cn, key, newValue(), o, turn)
-}
-
-// attemptAs is attempt with the given value, which must be fresh.
-func (c *Client) attemptAs(ctx context.Context, cn *conn, key, value string, o *options, turn *queue) (*Lock, error) {
 	if !c.enter() {
 		return nil, opError("acquire", key, ErrClosed)
 	}
 	defer c.leave()
+	value := newValue() + o.tag
 	start := time.Now()
 	lease, err := cn.Acquire(ctx, key, value, o.ttl)
 	if err != nil {

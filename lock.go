@@ -234,12 +234,12 @@ func (l *Lock) release(ctx context.Context) error {
 // held.
 func (l *Lock) handOver(ctx context.Context, h *handover, start time.Time) error {
 	c := l.c
-	next := newValue()
+	next := newValue() + h.tag
 	lease, err := l.sendTransfer(ctx, next, h.ttl)
 	switch {
 	case err == nil:
 		l.recordRelease(start)
-		o := options{ttl: h.ttl, drift: h.drift}
+		o := options{ttl: h.ttl, drift: h.drift, tag: h.tag}
 		nl := c.grant(l.cn, l.key, next, lease, start, &o)
 		switch {
 		case nl == nil:

@@ -41,6 +41,7 @@ type options struct {
 	ttl   time.Duration
 	retry RetryStrategy
 	drift float64
+	tag   string // appended to the random value; set by Election only
 }
 
 func defaultOptions() options {

@@ -93,20 +93,18 @@ func slotKey(name string, i int) string {
 	return name + semSep + "sem" + semSep + strconv.Itoa(i)
 }
 
-// randomLen is the length of the random part of a value (see newValue).
-const randomLen = (valueBytes*8 + 5) / 6
-
-// permitValue returns a fresh value for a permit of a semaphore of n: a
-// random part, then "n" and n in decimal.
-func permitValue(n int) string { return newValue() + "n" + strconv.Itoa(n) }
+// permitTag is the tag of a permit's value (see newValue): "n" and the
+// semaphore's size in decimal.
+func permitTag(n int) string { return "n" + strconv.Itoa(n) }
 
 // permitSize returns the size that a permit's value carries, and false
 // if value is no permit's.
 func permitSize(value string) (int, bool) {
-	if len(value) <= randomLen+1 || value[randomLen] != 'n' {
+	tag := valueTag(value)
+	if len(tag) < 2 || tag[0] != 'n' {
 		return 0, false
 	}
-	n, err := strconv.Atoi(value[randomLen+1:])
+	n, err := strconv.Atoi(tag[1:])
 	if err != nil || n < 1 {
 		return 0, false
 	}
@@ -279,11 +277,13 @@ func (s *Semaphore) attempt(ctx context.Context, cn *conn, o *options) (*Lock, e
 	if cn.inspector == nil {
 		return nil, opError("acquire", s.name, fmt.Errorf("driver %T cannot tell who holds a key, which a semaphore needs: %w", cn.Conn, errors.ErrUnsupported))
 	}
+	po := *o
+	po.tag = permitTag(s.n)
 	first := rand.IntN(s.n)
 	var failure error
 	for k := range s.n {
 		i := (first + k) % s.n
-		l, err := s.c.attemptAs(ctx, cn, s.keys[i], permitValue(s.n), o, nil)
+		l, err := s.c.attempt(ctx, cn, s.keys[i], &po, nil)
 		switch {
 		case err == nil:
 			return s.admit(ctx, cn, l, i)

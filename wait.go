@@ -120,6 +120,7 @@ type handover struct {
 	q      *queue
 	ttl    time.Duration // the waiting call's TTL
 	drift  float64       // and drift factor
+	tag    string        // and value's tag (see options)
 	state  handoverState // guarded by qs.mu
 	result chan *Lock    // the lock handed over, or nil if the handover failed
 }
@@ -137,7 +138,7 @@ const (
 // offer makes the holder of q's turn, waiting with options o, the taker of
 // the next handover of q's key.
 func (qs *queues) offer(q *queue, o *options) *handover {
-	h := &handover{qs: qs, q: q, ttl: o.ttl, drift: o.drift, result: make(chan *Lock, 1)}
+	h := &handover{qs: qs, q: q, ttl: o.ttl, drift: o.drift, tag: o.tag, result: make(chan *Lock, 1)}
 	qs.mu.Lock()
 	q.offer = h
 	qs.mu.Unlock()

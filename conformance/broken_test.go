@@ -22,10 +22,7 @@ import (
 
 // variants maps a broken driver's name to the cases that must catch it.
 // The intact variants are the controls: the wrappers alone break nothing.
-var variants = map[string]struct {
-	harness func(t *testing.T) conformance.Harness
-	caught  []string
-}{
+var variants = map[string]variant{
 	"intact": {
 		harness: memoryHarness(func(in driver.Conn) driver.Conn { return base{in} }),
 	},
@@ -105,6 +102,13 @@ var variants = map[string]struct {
 		},
 		caught: []string{"Faults_majorityKilled", "Faults_majorityHung"},
 	},
+}
+
+// variant is a driver with a promise broken, and the cases that must
+// catch it.
+type variant struct {
+	harness func(t *testing.T) conformance.Harness
+	caught  []string
 }
 
 // memoryHarness is the harness of the memory driver with wrap around it.

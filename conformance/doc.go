@@ -25,10 +25,15 @@
 // promises the core's own checks hide. If it gives [Harness.Faults], the
 // suite adds the fault cases of a quorum backend. Every case works on keys
 // of its own, so a backend can be shared with other tests. Cases run in
-// parallel.
+// parallel. The suite checks lock.Election too, on the same harness: one
+// leader at a time, tokens increasing from term to term, a lost term's end
+// by its validity, a resignation's wake-up, and Observe.
 //
 // [History], the checker of mutual exclusion and fencing that the
-// contention cases use, serves a driver's own stress tests too. The suite
+// contention cases use, serves a driver's own stress tests too, and
+// checks elections' terms as holdings of the election's key.
+// [RunElection] holds an election among worker processes to it, while the
+// leader is killed and paused. The suite
 // is itself tested against deliberately broken drivers, to show that each
 // of its checks can fail. The scaffolding around the suite that every
 // driver's tests share (servers, examples, contention and process runs,

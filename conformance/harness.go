@@ -103,6 +103,7 @@ func Run(t *testing.T, h Harness) {
 		{"Misconfigured_failsFast", s.misconfigured},
 	}
 	cases = append(cases, s.semaphoreCases()...)
+	cases = append(cases, s.electionCases()...)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

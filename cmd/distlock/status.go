@@ -19,7 +19,9 @@ const statusAbout = `Shows who holds each KEY: the holder's ID (the first charac
 random value, which cannot release the lock; 'distlock run' gives CMD its own
 as DISTLOCK_LOCK_ID), its fencing token if the driver issues them, and the time
 left on its lease by the backend's clock. Flags may come before or after the
-keys.
+keys. With --election, each argument names an election (lock.Election), and
+status shows its leader: the term's ID, the value it campaigned with, its
+token and the time left.
 
 With --max N, each KEY names a semaphore of N permits: a line per held
 permit shows its slot, and the number of permits its holder asked for.
@@ -30,16 +32,18 @@ failed, or the driver cannot tell who holds a key.`
 const statusExamples = `  distlock status --driver postgres --dsn "$PG_URL" nightly-report backup
   DISTLOCK_DRIVER=goredis DISTLOCK_DSN='redis://r1:6379,redis://r2:6379,redis://r3:6379' distlock status deploy
   distlock status --driver postgres --dsn "$PG_URL" --json deploy | jq '.[0].holder'
-  distlock status --driver postgres --dsn "$PG_URL" --max 3 crawler`
+  distlock status --driver postgres --dsn "$PG_URL" --max 3 crawler
+  distlock status --driver etcd --dsn "$ETCD_URL" --election scheduler`
 
 // statusOptions are the parsed flags and arguments of 'distlock status'.
 type statusOptions struct {
-	cmd     *command
-	backend backend
-	json    bool
-	timeout time.Duration
-	max     int // above 0: the keys name semaphores of max permits
-	keys    []string
+	cmd      *command
+	backend  backend
+	json     bool
+	election bool // the arguments are elections' names
+	timeout  time.Duration
+	max      int // above 0: the keys name semaphores of max permits
+	keys     []string
 }
 
 // keyStatus is one key's line of 'distlock status', and its JSON object.
@@ -47,6 +51,7 @@ type keyStatus struct {
 	Key         string  `json:"key"`
 	Held        bool    `json:"held"`
 	Holder      string  `json:"holder,omitempty"`        // the holder's ID
+	Value       *string `json:"value,omitempty"`         // an election's leader's value
 	Token       *uint64 `json:"token,omitempty"`         // if the driver issues tokens
 	ExpiresInMS *int64  `json:"expires_in_ms,omitempty"` // the holder's TTL
 	Slot        *int    `json:"slot,omitempty"`          // a semaphore's: the permit's slot
@@ -67,8 +72,11 @@ func statusCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
 	inspect := inspectAll
-	if o.max > 0 {
+	switch {
+	case o.max > 0:
 		inspect = o.inspectSemaphores
+	case o.election:
+		inspect = leadersOf
 	}
 	rows, failed, err := inspect(ctx, client, o.keys, stderr)
 	if err != nil {
@@ -89,9 +97,10 @@ func statusCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 // parseStatus parses the arguments of 'distlock status' and checks them.
 func parseStatus(args []string, stdout io.Writer) (*statusOptions, error) {
 	o := &statusOptions{cmd: newCommand("status",
-		"distlock status --driver D --dsn S [--json] [--timeout T] [--max N] KEY...", statusAbout, statusExamples)}
+		"distlock status --driver D --dsn S [--json] [--timeout T] [--max N | --election] KEY...", statusAbout, statusExamples)}
 	o.backend.register(o.cmd)
 	o.cmd.fs.BoolVar(&o.json, "json", false, "print a JSON array of objects (key, held, holder, token, expires_in_ms)")
+	o.cmd.fs.BoolVar(&o.election, "election", false, "the arguments are elections: show each one's leader, with the value it campaigned with")
 	o.cmd.fs.DurationVar(&o.timeout, "timeout", 10*time.Second, "give up on the backend after this long")
 	o.cmd.fs.IntVar(&o.max, "max", 0, "the keys name semaphores of N permits: show each one's holders")
 	keys, err := o.cmd.parseInterleaved(args, stdout)
@@ -104,6 +113,8 @@ func parseStatus(args []string, stdout io.Writer) (*statusOptions, error) {
 		return nil, failure(exitUsage, "--timeout %v is not positive", o.timeout)
 	case o.cmd.set("max") && (o.max < 1 || o.max > lock.MaxPermits):
 		return nil, failure(exitUsage, "--max %d is outside [1, %d]", o.max, lock.MaxPermits)
+	case o.max > 0 && o.election:
+		return nil, failure(exitUsage, "--max and --election: give one or the other")
 	}
 	o.keys = keys
 	return o, nil
@@ -153,6 +164,9 @@ func (o *statusOptions) print(w io.Writer, rows []keyStatus) error {
 		return json.NewEncoder(w).Encode(rows)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	if o.election {
+		return printLeaders(tw, rows)
+	}
 	fmt.Fprintln(tw, "KEY\tHOLDER\tTOKEN\tEXPIRES IN")
 	for _, r := range rows {
 		key := printable(r.Key)

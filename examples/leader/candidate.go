@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync"
 	"time"
 
@@ -14,10 +15,10 @@ import (
 type eventKind int
 
 const (
-	elected eventKind = iota // its Do holds the lock: it leads
-	stepped                  // its term ended: it returned, and Do releases the lock
-	lost                     // its Do's context was cancelled because the lock was lost
-	failed                   // its Do failed without running (a backend error)
+	elected eventKind = iota // its Lead was elected: it leads
+	stepped                  // its term ended: it returned, and Lead resigns
+	lost                     // its Lead's context was cancelled because the term was lost
+	failed                   // its Lead failed without running (a backend error)
 )
 
 // event is one thing a candidate did.
@@ -48,8 +49,10 @@ func campaignAll(ctx context.Context, clients []*lock.Client, events chan<- even
 	wg.Wait()
 }
 
-// campaign loops on Do until ctx ends or the candidate crashes (its client
-// is closed). After each term it rests, so that leadership moves.
+// campaign loops on Election.Lead until ctx ends or the candidate crashes
+// (its client is closed). After each term it rests, so that leadership
+// moves. Its value, which everyone can read with Election.Leader, is its
+// name.
 func (cd *candidate) campaign(ctx context.Context) {
 	report := func(e event) {
 		e.candidate = cd.id
@@ -58,8 +61,13 @@ func (cd *candidate) campaign(ctx context.Context) {
 		case <-ctx.Done():
 		}
 	}
+	e, err := cd.client.Election(cd.cfg.Key)
+	if err != nil {
+		report(event{kind: failed, err: err})
+		return
+	}
 	for ctx.Err() == nil {
-		err := cd.client.Do(ctx, cd.cfg.Key, func(ctx context.Context) error { return cd.lead(ctx, report) })
+		err := e.Lead(ctx, "candidate-"+strconv.Itoa(cd.id), func(ctx context.Context) error { return cd.lead(ctx, report) })
 		switch {
 		case errors.Is(err, lock.ErrClosed), ctx.Err() != nil:
 			return // crashed, or the program ends
@@ -74,8 +82,9 @@ func (cd *candidate) campaign(ctx context.Context) {
 }
 
 // lead is the leader's work: rounds of it until the term ends or ctx is
-// cancelled. A leader whose lock is lost says so; one whose client was
-// closed (it crashed) or whose program ends says nothing.
+// cancelled. A leader whose term is lost says so; one whose client was
+// closed (it crashed) or whose program ends says nothing. ctx carries the
+// term's lock, and so its fencing token.
 func (cd *candidate) lead(ctx context.Context, report func(event)) error {
 	tok, fenced := lock.FromContext(ctx).Token()
 	report(event{kind: elected, token: tok, fenced: fenced})

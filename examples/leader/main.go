@@ -1,8 +1,11 @@
-// Command leader runs a leader election with Client.Do. Several candidates,
-// each with a client of its own as separate processes would have, loop on
-// c.Do(ctx, "leader", lead): the one whose Do holds the lock leads, and does
-// its work until its context is cancelled (the lock was lost, or its client
-// closed) or its term ends; then another candidate's Do acquires the lock.
+// Command leader runs a leader election with lock.Election. Several
+// candidates, each with a client of its own as separate processes would
+// have, loop on e.Lead(ctx, "candidate-N", lead): the one elected leads,
+// and does its work until its context is cancelled (the term was lost, or
+// its client closed) or its term ends. Lead then resigns, and another
+// candidate is elected. Everyone can read the leader's value and token with
+// e.Leader, and follow the changes with e.Observe; the watcher prints the
+// leader as the election reports it.
 //
 // The program watches the terms and ends each one in turn in one of two
 // ways: the leader of an odd term crashes halfway through it (its client is
@@ -38,14 +41,14 @@ import (
 
 // config is one election's settings.
 type config struct {
-	Key        string        // the lock the candidates campaign for
+	Key        string        // the election's name
 	Candidates int           // how many candidates campaign
 	Terms      int           // how many terms the program watches before it ends
 	TTL        time.Duration // the lock's TTL; a term lasts three of them
 }
 
 // term is how long a leader leads before it steps down: three TTLs, so
-// that only Do's extensions keep the lock to the end.
+// that only the term's extensions keep it to the end.
 func (cfg config) term() time.Duration { return 3 * cfg.TTL }
 
 // rest is how long a candidate that stepped down waits before it
@@ -56,7 +59,7 @@ func main() {
 	driverName := flag.String("driver", envOr("DISTLOCK_DRIVER", "memory"), "the lock driver ($DISTLOCK_DRIVER): "+strings.Join(lock.Drivers(), ", "))
 	dsn := flag.String("dsn", os.Getenv("DISTLOCK_DSN"), "the driver's DSN ($DISTLOCK_DSN; for memory, a store name)")
 	var cfg config
-	flag.StringVar(&cfg.Key, "key", "leader", "the lock's key")
+	flag.StringVar(&cfg.Key, "key", "leader", "the election's name")
 	flag.IntVar(&cfg.Candidates, "candidates", 3, "how many candidates campaign")
 	flag.IntVar(&cfg.Terms, "terms", 4, "how many terms to watch; odd terms end in a crash")
 	flag.DurationVar(&cfg.TTL, "ttl", 500*time.Millisecond, "the lock's TTL; a term lasts three of them")
@@ -85,7 +88,7 @@ func run(ctx context.Context, w io.Writer, driverName, dsn string, cfg config) e
 	}
 	clients := make([]*lock.Client, cfg.Candidates)
 	for i := range clients {
-		// The client's defaults apply to each Do: the TTL, and polling
+		// The client's defaults apply to each term: the TTL, and polling
 		// often enough that a free key is noticed quickly on drivers that
 		// do not announce releases.
 		c, err := lock.Open(driverName, dsn, lock.WithTTL(cfg.TTL), lock.WithRetry(lock.FixedDelay(cfg.TTL/4)))

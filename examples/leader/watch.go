@@ -70,7 +70,7 @@ func (wt *watcher) elect(e event) error {
 	if e.fenced {
 		token = fmt.Sprintf("token %v", e.token)
 	}
-	fmt.Fprintf(wt.w, "term %d: candidate %d leads (%s)\n", wt.term, e.candidate, token)
+	fmt.Fprintf(wt.w, "term %d: candidate %d leads (%s)%s\n", wt.term, e.candidate, token, wt.reported())
 	if wt.term > 1 && e.candidate == wt.prev.candidate {
 		return fmt.Errorf("term %d: candidate %d leads again: leadership did not move", wt.term, e.candidate)
 	}
@@ -83,9 +83,25 @@ func (wt *watcher) elect(e event) error {
 	return nil
 }
 
+// reported returns what the election reports of its leader, as any process
+// would read it: its value and token.
+func (wt *watcher) reported() string {
+	ctx, cancel := context.WithTimeout(context.Background(), wt.cfg.TTL)
+	defer cancel()
+	e, err := wt.clients[wt.leader.candidate-1].Election(wt.cfg.Key)
+	if err != nil {
+		return ""
+	}
+	ld, ok, err := e.Leader(ctx)
+	if err != nil || !ok {
+		return ""
+	}
+	return fmt.Sprintf("; Leader reports %s with token %v", ld.Value, ld.Token)
+}
+
 // crash closes the leader's client, as a crashed process's connection
-// goes away: Close ends its lock, cancelling its Do's function, and
-// releases the key at once.
+// goes away: Close ends its term, cancelling its Lead's function, and
+// frees the lead at once.
 func (wt *watcher) crash() {
 	fmt.Fprintf(wt.w, "term %d: candidate %d crashes: its client is closed, and the lock with it\n", wt.term, wt.leader.candidate)
 	wt.inTerm, wt.crashAt = false, nil
