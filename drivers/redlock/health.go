@@ -3,6 +3,7 @@ package redlock
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"sync/atomic"
 	"time"
@@ -30,6 +31,11 @@ const maxBackoff = 5
 // errNodeHung is the error of a request not sent to a node that seems
 // hung.
 var errNodeHung = errors.New("not asked: it stopped answering (one request at a time probes it)")
+
+// errGaveUp is the error of a node that a round gave up as hung: it
+// answered nothing for the node timeout while other nodes answered. It
+// matches context.DeadlineExceeded, as a timeout.
+var errGaveUp = fmt.Errorf("given up: no answer within the node timeout, while other nodes answered: %w", context.DeadlineExceeded)
 
 // errPresumedHung is the error of a node that a round did not wait for.
 // Its breaker is open, and it did not answer within the round's patience.
@@ -93,9 +99,14 @@ func (h *health) begin(epoch time.Time, timeout time.Duration) (request, bool) {
 }
 
 // end records how req, sent under nctx, ended: an answer is a round trip
-// to learn from, and a timeout backs the node's timeout off.
-func (h *health) end(epoch time.Time, nctx context.Context, req request, err error) {
+// to learn from, and a timeout backs the node's timeout off. gaveUp tells
+// that its round gave the request up as hung (see round.judge), which
+// counted its timeout then: its end does not count it again.
+func (h *health) end(epoch time.Time, nctx context.Context, req request, err error, gaveUp bool) {
 	now := time.Now()
+	if gaveUp && err != nil {
+		err = context.Canceled // counted already: neither an answer nor a second timeout
+	}
 	timeout := h.done(nctx, int64(now.Sub(epoch)), req.probe, err)
 	switch {
 	case err == nil:
@@ -103,6 +114,13 @@ func (h *health) end(epoch time.Time, nctx context.Context, req request, err err
 	case timeout:
 		h.backOff(req.backoff)
 	}
+}
+
+// gaveUp counts a request that its round gave up as hung (see
+// round.judge) as a timeout, before the request ends.
+func (h *health) gaveUp() {
+	h.timeouts.Add(1)
+	h.backOff(h.backoff.Load())
 }
 
 // healthy reports whether the node has answered since its last timeout.
@@ -253,15 +271,33 @@ func (r *Redlock) patience(ttl time.Duration) time.Duration {
 	return r.timeout(ttl, false)
 }
 
+// limit is how long the requests of a round of several nodes, for ttl
+// and with timeout (the round's), may take: at least the timeout, and up
+// to the adaptive timeout's ceiling. Past the timeout, a node that seems
+// hung is given up (see round.judge); a node that is only slow, with the
+// others (a client or machine too busy to read their answers), is waited
+// for up to the limit. A round decides at the quorum's verdict, so that
+// costs nothing where a quorum answers within the timeout.
+func (r *Redlock) limit(ttl, timeout time.Duration) time.Duration {
+	return max(timeout, ceiling(ttl))
+}
+
+// ceiling bounds the adaptive timeout of a round for ttl: MaxNodeTimeout
+// and, for an acquisition or extension, a quarter of its TTL, but at
+// least DefaultNodeTimeout.
+func ceiling(ttl time.Duration) time.Duration {
+	if ttl > 0 {
+		return max(min(MaxNodeTimeout, ttl/4), DefaultNodeTimeout)
+	}
+	return MaxNodeTimeout
+}
+
 // timeout is roundTimeout, with or without the backoff.
 func (r *Redlock) timeout(ttl time.Duration, backoff bool) time.Duration {
 	if r.cfg.nodeTimeout > 0 {
 		return r.cfg.nodeTimeout
 	}
-	ceiling := MaxNodeTimeout
-	if ttl > 0 {
-		ceiling = max(min(ceiling, ttl/4), DefaultNodeTimeout)
-	}
+	ceiling := ceiling(ttl)
 	var t time.Duration
 	for i := range r.health {
 		h := &r.health[i]
