@@ -68,18 +68,19 @@ func WithKeyPrefix(p string) Option { return func(c *config) { c.prefix = p } }
 // [driver.Conn] with [driver.Extender], [driver.Waiter], [driver.Pinger]
 // and [driver.Inspector]. It is safe for concurrent use.
 type Redlock struct {
-	nodes    []Node
-	cfg      config
-	health   []health  // by node: its breaker and adaptive timeout
-	seeds    []uint64  // by node: the hash of its name, for lead
-	epoch    time.Time // the health's clock starts here
-	subs     *subscriptions
-	workers  *workers
-	attempts attempts           // acquisitions whose requests are still out
-	skipped  []skipped          // by node: releases its open breaker held back
-	bgctx    context.Context    // ends at Close: for the sending of skipped releases
-	bgcancel context.CancelFunc // ends bgctx
-	bg       sync.WaitGroup     // goroutines sending skipped releases
+	nodes     []Node
+	cfg       config
+	health    []health  // by node: its breaker and adaptive timeout
+	seeds     []uint64  // by node: the hash of its name, for lead
+	epoch     time.Time // the health's clock starts here
+	subs      *subscriptions
+	workers   *workers
+	attempts  attempts           // acquisitions whose requests are still out
+	leftovers leftovers          // released values that nodes may still hold
+	skipped   []skipped          // by node: releases its open breaker held back
+	bgctx     context.Context    // ends at Close: for the sending of skipped releases
+	bgcancel  context.CancelFunc // ends bgctx
+	bg        sync.WaitGroup     // goroutines sending skipped releases
 }
 
 var (

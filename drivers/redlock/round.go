@@ -82,14 +82,15 @@ type round struct {
 
 // counts are a round's replies tallied so far.
 type counts struct {
-	got     int         // replies tallied
-	tallied uint64      // bit i: node i's reply is tallied
-	yes, no int         // nodes that said yes, and no
-	yesSet  uint64      // bit i: node i said yes
-	max     int64       // the largest val among yes replies
-	errs    []error     // the failed nodes'
-	giveUp  *time.Timer // set by tally once the verdict hangs on nodes presumed hung
-	watch   watchman    // gives up nodes that seem hung past the node timeout
+	got       int         // replies tallied
+	tallied   uint64      // bit i: node i's reply is tallied
+	yes, no   int         // nodes that said yes, and no
+	yesSet    uint64      // bit i: node i said yes
+	max       int64       // the largest val among yes replies
+	errs      []error     // the failed nodes'
+	failedSet uint64      // bit i: node i failed (is among errs)
+	giveUp    *time.Timer // set by tally once the verdict hangs on nodes presumed hung
+	watch     watchman    // gives up nodes that seem hung past the node timeout
 }
 
 // begin readies the round of k on r's nodes, under the node timeout of a
@@ -277,6 +278,7 @@ func (rd *round) take(i int) (int, reply) {
 	rep := rd.results[i]
 	if rep.err != nil {
 		rd.errs = append(rd.errs, rep.err)
+		rd.failedSet |= 1 << i
 	}
 	return i, rep
 }
@@ -289,6 +291,7 @@ func (rd *round) giveUpOn(i int) (int, reply) {
 	rd.tallied |= 1 << i
 	rep := reply{err: &NodeError{Node: rd.r.nodes[i].String(), Err: errGaveUp}}
 	rd.errs = append(rd.errs, rep.err)
+	rd.failedSet |= 1 << i
 	return i, rep
 }
 
@@ -445,6 +448,7 @@ func (rd *round) presumeHung() {
 	for i, n := range rd.r.nodes {
 		if rd.tallied&(1<<i) == 0 && rd.r.health[i].open() {
 			rd.errs = append(rd.errs, &NodeError{Node: n.String(), Err: errPresumedHung})
+			rd.failedSet |= 1 << i
 		}
 	}
 }
