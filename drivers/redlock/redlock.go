@@ -77,6 +77,7 @@ type Redlock struct {
 	workers   *workers
 	attempts  attempts           // acquisitions whose requests are still out
 	leftovers leftovers          // released values that nodes may still hold
+	timers    timers             // for the rounds' watchmen
 	skipped   []skipped          // by node: releases its open breaker held back
 	bgctx     context.Context    // ends at Close: for the sending of skipped releases
 	bgcancel  context.CancelFunc // ends bgctx

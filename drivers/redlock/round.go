@@ -82,15 +82,16 @@ type round struct {
 
 // counts are a round's replies tallied so far.
 type counts struct {
-	got       int         // replies tallied
-	tallied   uint64      // bit i: node i's reply is tallied
-	yes, no   int         // nodes that said yes, and no
-	yesSet    uint64      // bit i: node i said yes
-	max       int64       // the largest val among yes replies
-	errs      []error     // the failed nodes'
-	failedSet uint64      // bit i: node i failed (is among errs)
-	giveUp    *time.Timer // set by tally once the verdict hangs on nodes presumed hung
-	watch     watchman    // gives up nodes that seem hung past the node timeout
+	got         int         // replies tallied
+	tallied     uint64      // bit i: node i's reply is tallied
+	yes, no     int         // nodes that said yes, and no
+	yesSet      uint64      // bit i: node i said yes
+	max         int64       // the largest val among yes replies
+	errs        []error     // the failed nodes'
+	failedSet   uint64      // bit i: node i failed (is among errs)
+	firstAnswer int64       // when the first answer was tallied, in ns after the Redlock's epoch; 0 before
+	giveUp      *time.Timer // set by tally once the verdict hangs on nodes presumed hung
+	watch       watchman    // gives up nodes that seem hung past the node timeout
 }
 
 // begin readies the round of k on r's nodes, under the node timeout of a
@@ -265,7 +266,7 @@ func (rd *round) wait(patience <-chan time.Time) (int, reply, bool) {
 			return i, rep, true
 		case <-patience:
 			return 0, reply{}, false
-		case <-rd.watch.tick(rd.timeout):
+		case <-rd.watch.tick(&rd.r.timers, rd.timeout):
 			rd.judge()
 		}
 	}
@@ -279,6 +280,8 @@ func (rd *round) take(i int) (int, reply) {
 	if rep.err != nil {
 		rd.errs = append(rd.errs, rep.err)
 		rd.failedSet |= 1 << i
+	} else if rd.firstAnswer == 0 && !rd.sync {
+		rd.firstAnswer = int64(time.Since(rd.r.epoch))
 	}
 	return i, rep
 }
@@ -332,21 +335,20 @@ func (rd *round) judge() {
 }
 
 // seemsHung reports whether node i, whose request is still out at now,
-// seems hung: it has answered nothing for the round's timeout, neither
-// this round nor any other since the round began, while another node
-// answered since its silence began.
+// seems hung. Another node answered the round a grace or more ago, which
+// shows that the client reads answers. Node i has answered nothing, to
+// this round or another, for the round's timeout, and for twice as long
+// as the round's first answer took and a grace more: nodes that are slow
+// together (a link, a loaded server or client) answer within that of each
+// other. A node that answers other rounds is no hung node: its socket
+// still moves.
 func (rd *round) seemsHung(i int, now int64) bool {
-	h := &rd.r.health[i]
-	from := max(h.answered.Load(), rd.since)
-	if now-from < int64(rd.timeout) {
-		return false
+	first := rd.firstAnswer
+	if first == 0 || now-first < int64(rd.watch.grace) {
+		return false // no evidence yet that the client reads answers
 	}
-	for j := range rd.n {
-		if j != i && rd.r.health[j].answered.Load() > from {
-			return true
-		}
-	}
-	return false
+	silent := now - max(rd.r.health[i].answered.Load(), rd.since)
+	return silent >= int64(rd.timeout) && silent >= 2*(first-rd.since)+int64(rd.watch.grace)
 }
 
 // stopTimers stops the round's timers.
@@ -354,7 +356,7 @@ func (rd *round) stopTimers() {
 	if rd.giveUp != nil {
 		rd.giveUp.Stop()
 	}
-	rd.watch.stop()
+	rd.watch.stop(&rd.r.timers)
 }
 
 // watchman is a round's watch over its nodes past the node timeout: a
@@ -372,20 +374,31 @@ type watchman struct {
 // minGrace is the least time between a watchman's ticks.
 const minGrace = 10 * time.Millisecond
 
-// timers keeps the watchmen's timers between rounds: most rounds end
-// before the node timeout, and a timer each would be an allocation each.
-var timers = sync.Pool{New: func() any {
-	t := time.NewTimer(time.Hour)
+// timers keeps a Redlock's watchmen's timers between rounds: most rounds
+// end before the node timeout, and a timer each would be two allocations
+// each. It is the Redlock's, not global: a timer belongs to the synctest
+// bubble it was made in, if any.
+type timers struct{ pool sync.Pool }
+
+func (ts *timers) get(d time.Duration) *time.Timer {
+	if t, ok := ts.pool.Get().(*time.Timer); ok {
+		t.Reset(d)
+		return t
+	}
+	return time.NewTimer(d)
+}
+
+// put stops t and keeps it for another round.
+func (ts *timers) put(t *time.Timer) {
 	t.Stop()
-	return t
-}}
+	ts.pool.Put(t)
+}
 
 // tick returns the channel of the watchman's timer, started at the node
 // timeout if it has not started.
-func (w *watchman) tick(timeout time.Duration) <-chan time.Time {
+func (w *watchman) tick(ts *timers, timeout time.Duration) <-chan time.Time {
 	if w.t == nil {
-		w.t = timers.Get().(*time.Timer)
-		w.t.Reset(timeout)
+		w.t = ts.get(timeout)
 		w.due = time.Now().Add(timeout)
 		w.grace = max(timeout/4, minGrace)
 	}
@@ -419,11 +432,10 @@ func (w *watchman) judged() (int, bool) {
 	return i, true
 }
 
-// stop returns the watchman's timer, if any, to the pool.
-func (w *watchman) stop() {
+// stop returns the watchman's timer, if any, to ts.
+func (w *watchman) stop(ts *timers) {
 	if w.t != nil {
-		w.t.Stop()
-		timers.Put(w.t)
+		ts.put(w.t)
 		w.t = nil
 	}
 }
