@@ -50,6 +50,13 @@ type Option func(*config)
 // defaults work on a LAN and on links of a few hundred milliseconds, and a
 // round never waits for a slow or dead minority: it decides at the
 // quorum's verdict.
+//
+// With several nodes, the timeout, fixed or not, gives up only the nodes
+// that seem hung: silent past it while another node answered the round,
+// and answering no other request either. Nodes that are slow together (a
+// saturated machine, where the client cannot read their answers in time)
+// are waited for up to MaxNodeTimeout (and a quarter of the TTL), or the
+// timeout if it is longer. A single node is bounded by the timeout alone.
 func WithNodeTimeout(d time.Duration) Option {
 	return func(c *config) { c.nodeTimeout, c.fixedTimeout = d, true }
 }
