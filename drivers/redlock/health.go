@@ -262,13 +262,21 @@ func (r *Redlock) roundTimeout(ttl time.Duration) time.Duration {
 	return r.timeout(ttl, true)
 }
 
+// maxPatience bounds Redlock.patience. A round waits for nodes slow
+// together up to its limit, so on a saturated machine the estimates learn
+// round trips of hundreds of milliseconds; a node whose breaker is open has
+// answered nothing for three timeouts in a row, and waiting that long for
+// it again would make a hung majority cost every round as much.
+const maxPatience = 4 * DefaultNodeTimeout
+
 // patience is how long a round waits for nodes presumed hung (their
 // breakers are open) when its verdict hangs on them. It is the round's
-// timeout without the backoff. Their probes still get the whole timeout,
-// so that a node that slowed down can answer and close its breaker. A
-// hung majority fails a round about as fast as on its first timeout.
+// timeout without the backoff, at most maxPatience. Their probes still get
+// the whole timeout and the round's limit, so that a node that slowed down
+// can answer and close its breaker. A hung majority fails a round about as
+// fast as on its first timeout.
 func (r *Redlock) patience(ttl time.Duration) time.Duration {
-	return r.timeout(ttl, false)
+	return min(r.timeout(ttl, false), max(maxPatience, r.cfg.nodeTimeout))
 }
 
 // limit is how long the requests of a round of several nodes, for ttl

@@ -27,15 +27,16 @@ type leftovers struct {
 
 // A leftover is a released value, and the nodes that may still hold it.
 type leftover struct {
-	value string
-	nodes uint64 // bit i: node i may hold it
+	value   string
+	nodes   uint64 // bit i: node i may hold it
+	release *round // the release's round, while its requests may be out: a node it has not answered there may hold it too
 }
 
 // add remembers that value, released, may still hold lk on nodes, beside
 // what was remembered of value on lk. A value of lk remembered before is
 // forgotten: an acquisition of lk since took that over.
-func (ls *leftovers) add(lk, value string, nodes uint64) {
-	if nodes == 0 {
+func (ls *leftovers) add(lk, value string, nodes uint64, release *round) {
+	if nodes == 0 && release == nil {
 		return
 	}
 	ls.mu.Lock()
@@ -52,8 +53,22 @@ func (ls *leftovers) add(lk, value string, nodes uint64) {
 	if l, ok := ls.byLK[lk]; ok && l.value == value {
 		nodes |= l.nodes
 	}
-	ls.byLK[lk] = leftover{value: value, nodes: nodes}
+	ls.byLK[lk] = leftover{value: value, nodes: nodes, release: release}
 	ls.n.Store(int32(len(ls.byLK)))
+}
+
+// settle replaces what add remembered of value on lk with the release's
+// requests out (release), now that they have all ended: nodes may hold
+// it. It remembers nodes alone if lk's leftover was taken meanwhile.
+func (ls *leftovers) settle(lk, value string, nodes uint64, release *round) {
+	ls.mu.Lock()
+	l, ok := ls.byLK[lk]
+	if ok && l.release == release {
+		delete(ls.byLK, lk)
+		ls.n.Store(int32(len(ls.byLK)))
+	}
+	ls.mu.Unlock()
+	ls.add(lk, value, nodes, nil)
 }
 
 // take returns and forgets what is remembered of lk. It is cheap when
@@ -76,7 +91,13 @@ func (ls *leftovers) take(lk string) (leftover, bool) {
 // the node may hold it, before the acquisition's own request there. It
 // is best effort: if it fails, the SET that follows finds out.
 func (l leftover) clear(ctx context.Context, i int, n Node, lk string) {
-	if l.nodes&(1<<i) == 0 {
+	mayHold := l.nodes&(1<<i) != 0
+	if rd := l.release; rd != nil && !mayHold {
+		// Its release there not yet answered, it may come after this
+		// acquisition's SET, on another connection.
+		mayHold = rd.ended.Load()&(1<<i) == 0 || rd.results[i].err != nil
+	}
+	if !mayHold {
 		return
 	}
 	run(ctx, n, undoScript, undoScript.call([]string{lk}, l.value)) //nolint:errcheck

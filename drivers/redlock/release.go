@@ -37,10 +37,15 @@ func (r *Redlock) Release(ctx context.Context, key, value string) error {
 	rl.begin(context.WithoutCancel(ctx), r, rl, 0)
 	rl.fanOut()
 	err := rl.holderVerdict("release")
-	// The nodes that failed so far may keep the value. The client's next
-	// acquisition of the key may come before the last requests end (see
+	// The nodes that failed so far may keep the value, and so may those
+	// whose requests are still out, until they answer: the client's next
+	// acquisition of the key may come before, and overtake them (see
 	// remember).
-	r.leftovers.add(lk, value, rl.failedSet)
+	var out *round
+	if !rl.sync && rl.running.Load() > 0 {
+		out = &rl.round
+	}
+	r.leftovers.add(lk, value, rl.failedSet, out)
 	return err
 }
 
@@ -95,7 +100,8 @@ func (rl *releaseRound) afterAll() {
 // released value, once every request of the round has ended: those the
 // release did not reach (it failed, or its node's breaker held it back),
 // and those where the acquisition's SET got no answer and may land late.
-// (Release told them of the nodes that had failed by its verdict.)
+// (Release told them, at its verdict, of the nodes that had failed, and of
+// this round while its requests were out.)
 func (rl *releaseRound) remember() {
 	var nodes uint64
 	for i, rep := range rl.results {
@@ -107,7 +113,7 @@ func (rl *releaseRound) remember() {
 			nodes |= 1 << i // its SET may land after this release
 		}
 	}
-	rl.r.leftovers.add(rl.lk, rl.value, nodes)
+	rl.r.leftovers.settle(rl.lk, rl.value, nodes, &rl.round)
 }
 
 // announceElsewhere announces a release that its lead did not carry out
