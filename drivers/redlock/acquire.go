@@ -15,7 +15,7 @@ import (
 func (r *Redlock) Acquire(ctx context.Context, key, value string, ttl time.Duration) (driver.Lease, error) {
 	lk := r.lockKey(key)
 	a := &acquireRound{lk: lk, value: value, prior: r.attempts.beingUndone(lk)}
-	a.leftover, _ = r.leftovers.take(lk)
+	a.leftovers = r.leftovers.take(lk)
 	ms := millis(ttl) // rounded up: a lease a little longer than asked is safe
 	if r.cfg.fencing {
 		a.call = fencedAcquireScript.call([]string{lk, r.fenceKey(lk)}, value, ms)
@@ -86,7 +86,7 @@ type acquireRound struct {
 	lk, value string
 	call      []any           // the SET NX, or fencedAcquireScript's call
 	prior     *acquireRound   // this client's last failed attempt on lk, if still being undone
-	leftover  leftover        // this client's released value of lk that nodes may still hold
+	leftovers []leftover      // this client's released values of lk that nodes may still hold
 	short     bool            // the node asked alone first refused: no other was asked
 	decided   chan struct{}   // closed by finish
 	failing   atomic.Bool     // the attempt failed; set before decided closes
@@ -115,12 +115,14 @@ func (a *acquireRound) start(ctx context.Context, r *Redlock, ttl time.Duration,
 
 // ask asks for the SET NX, after the undoing of this client's last failed
 // attempt on the node, if any, and after deleting the client's released
-// value of the key there, if the node may still hold it.
+// values of the key there, if the node may still hold them.
 func (a *acquireRound) ask(ctx context.Context, i int, n Node) (bool, int64, error) {
 	if a.prior != nil {
 		a.prior.waitUndone(ctx, i)
 	}
-	a.leftover.clear(ctx, i, n, a.lk)
+	for _, l := range a.leftovers {
+		l.clear(ctx, i, n, a.lk)
+	}
 	if a.r.cfg.fencing {
 		v, err := run(ctx, n, fencedAcquireScript, a.call)
 		return err == nil && v >= 0, v, err

@@ -65,6 +65,7 @@ type health struct {
 	inflight atomic.Int32 // requests out
 	answered atomic.Int64 // when the node last answered, in ns after the Redlock's epoch
 	busyFrom atomic.Int64 // when its requests out went from none to one; silence counts from the later of the two
+	gaveUpAt atomic.Int64 // when a round last counted giving the node up (see gaveUp)
 
 	srtt, rttvar atomic.Int64 // smoothed round trip and its variation, in ns; 0 before the first answer
 	backoff      atomic.Int32 // doublings of the timeout since the last answer
@@ -75,6 +76,7 @@ func newHealth(n int) []health {
 	hs := make([]health, n)
 	for i := range hs {
 		hs[i].answered.Store(math.MinInt64 / 2) // silent until it answers
+		hs[i].gaveUpAt.Store(math.MinInt64 / 2)
 	}
 	return hs
 }
@@ -116,9 +118,16 @@ func (h *health) end(epoch time.Time, nctx context.Context, req request, err err
 	}
 }
 
-// gaveUp counts a request that its round gave up as hung (see
-// round.judge) as a timeout, before the request ends.
-func (h *health) gaveUp() {
+// gaveUp counts a request that its round gave up as hung at now (ns
+// after the epoch; see round.judge) as a timeout, before the request ends:
+// once per timeout of silence. Every round with a request out to a silent
+// node gives it up at about the same moment, and counted each, one
+// silence of a healthy node on a loaded machine would open its breaker.
+func (h *health) gaveUp(now int64, timeout time.Duration) {
+	last := h.gaveUpAt.Load()
+	if now-last < int64(timeout) || !h.gaveUpAt.CompareAndSwap(last, now) {
+		return
+	}
 	h.timeouts.Add(1)
 	h.backOff(h.backoff.Load())
 }

@@ -21,9 +21,13 @@ const maxLeftovers = 1024
 // acquireRound.ask). It is safe for concurrent use.
 type leftovers struct {
 	mu   sync.Mutex
-	byLK map[string]leftover // by lock key
-	n    atomic.Int32        // len(byLK), read without mu
+	byLK map[string][]leftover // by lock key, oldest first, at most maxPerKey
+	n    atomic.Int32          // len(byLK), read without mu
 }
+
+// maxPerKey bounds the released values remembered of one key: a client's
+// goroutines may share it.
+const maxPerKey = 4
 
 // A leftover is a released value, and the nodes that may still hold it.
 type leftover struct {
@@ -32,9 +36,9 @@ type leftover struct {
 	release *round // the release's round, while its requests may be out: a node it has not answered there may hold it too
 }
 
-// add remembers that value, released, may still hold lk on nodes, beside
-// what was remembered of value on lk. A value of lk remembered before is
-// forgotten: an acquisition of lk since took that over.
+// add remembers that value, released, may still hold lk on nodes, and on
+// the nodes where release (if not nil), the round of its release, has not
+// answered yet. What was remembered of value on lk stays.
 func (ls *leftovers) add(lk, value string, nodes uint64, release *round) {
 	if nodes == 0 && release == nil {
 		return
@@ -42,30 +46,52 @@ func (ls *leftovers) add(lk, value string, nodes uint64, release *round) {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	if ls.byLK == nil {
-		ls.byLK = make(map[string]leftover)
+		ls.byLK = make(map[string][]leftover)
 	}
-	if _, ok := ls.byLK[lk]; !ok && len(ls.byLK) >= maxLeftovers {
+	l := ls.byLK[lk]
+	if l == nil && len(ls.byLK) >= maxLeftovers {
 		for k := range ls.byLK {
 			delete(ls.byLK, k)
 			break
 		}
 	}
-	if l, ok := ls.byLK[lk]; ok && l.value == value {
-		nodes |= l.nodes
+	for i := range l {
+		if l[i].value == value {
+			l[i].nodes |= nodes
+			if release != nil {
+				l[i].release = release
+			}
+			return
+		}
 	}
-	ls.byLK[lk] = leftover{value: value, nodes: nodes, release: release}
+	if len(l) == maxPerKey {
+		l = l[1:]
+	}
+	ls.byLK[lk] = append(l, leftover{value: value, nodes: nodes, release: release})
 	ls.n.Store(int32(len(ls.byLK)))
 }
 
-// settle replaces what add remembered of value on lk with the release's
-// requests out (release), now that they have all ended: nodes may hold
-// it. It remembers nodes alone if lk's leftover was taken meanwhile.
+// settle tells that every request of release, the round that released
+// value on lk, has ended, and that nodes may still hold value. It replaces
+// what add remembered of it; if an acquisition took that meanwhile, it
+// remembers nodes anew.
 func (ls *leftovers) settle(lk, value string, nodes uint64, release *round) {
 	ls.mu.Lock()
-	l, ok := ls.byLK[lk]
-	if ok && l.release == release {
-		delete(ls.byLK, lk)
-		ls.n.Store(int32(len(ls.byLK)))
+	l := ls.byLK[lk]
+	for i := range l {
+		if l[i].value != value || l[i].release != release {
+			continue
+		}
+		if nodes != 0 {
+			l[i].nodes, l[i].release = nodes, nil
+		} else if l = append(l[:i:i], l[i+1:]...); len(l) == 0 {
+			delete(ls.byLK, lk)
+			ls.n.Store(int32(len(ls.byLK)))
+		} else {
+			ls.byLK[lk] = l
+		}
+		ls.mu.Unlock()
+		return
 	}
 	ls.mu.Unlock()
 	ls.add(lk, value, nodes, nil)
@@ -73,9 +99,9 @@ func (ls *leftovers) settle(lk, value string, nodes uint64, release *round) {
 
 // take returns and forgets what is remembered of lk. It is cheap when
 // nothing is.
-func (ls *leftovers) take(lk string) (leftover, bool) {
+func (ls *leftovers) take(lk string) []leftover {
 	if ls.n.Load() == 0 {
-		return leftover{}, false
+		return nil
 	}
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
@@ -84,7 +110,7 @@ func (ls *leftovers) take(lk string) (leftover, bool) {
 		delete(ls.byLK, lk)
 		ls.n.Store(int32(len(ls.byLK)))
 	}
-	return l, ok
+	return l
 }
 
 // clear deletes the leftover value of an acquisition's key on node n, if

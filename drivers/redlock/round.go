@@ -329,7 +329,7 @@ func (rd *round) judge() {
 			continue
 		}
 		rd.gaveUp.Or(1 << i)
-		rd.r.health[i].gaveUp()
+		rd.r.health[i].gaveUp(now, rd.timeout)
 		rd.watch.hung |= 1 << i
 	}
 }
