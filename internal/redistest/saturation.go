@@ -111,8 +111,9 @@ func Saturate(t testing.TB, name string, addrs []string, query string, d time.Du
 				}
 				if err != nil {
 					if failed.Add(1) <= 5 {
+						err = fmt.Errorf("goroutine %d at %s: %w; the key then: %s", g, time.Now().Format("15:04:05.000"), err, keyOnNodes(addrs, key))
 						mu.Lock()
-						errs = append(errs, fmt.Errorf("goroutine %d at %s: %w", g, time.Now().Format("15:04:05.000"), err))
+						errs = append(errs, err)
 						mu.Unlock()
 					}
 					n++ // the old key may stay held by a request that ran late
@@ -137,6 +138,29 @@ func Saturate(t testing.TB, name string, addrs []string, query string, d time.Du
 	s.Failed = failed.Load()
 	s.Errs = errs
 	return s
+}
+
+// keyOnNodes describes what the servers at addrs hold at key's lock key
+// (with the default prefix): each one's value and PTTL in milliseconds. A
+// failure's report names the values there, to tell a holder from a
+// leftover of the goroutine's own.
+func keyOnNodes(addrs []string, key string) string {
+	var b strings.Builder
+	for i, a := range addrs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		c, err := dialRESP(a)
+		if err != nil {
+			fmt.Fprintf(&b, "%s: %v", a, err)
+			continue
+		}
+		v, _ := c.do("GET", "distlock:{"+key+"}")
+		ttl, _ := c.do("PTTL", "distlock:{"+key+"}")
+		c.Close()
+		fmt.Fprintf(&b, "%s %v (%vms)", a, v, ttl)
+	}
+	return b.String()
 }
 
 // NoFalseOutages runs Saturate for 10s on the driver registered as name,
