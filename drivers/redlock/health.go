@@ -276,7 +276,7 @@ func (r *Redlock) roundTimeout(ttl time.Duration) time.Duration {
 // round trips of hundreds of milliseconds; a node whose breaker is open has
 // answered nothing for three timeouts in a row, and waiting that long for
 // it again would make a hung majority cost every round as much.
-const maxPatience = 4 * DefaultNodeTimeout
+const maxPatience = 2 * DefaultNodeTimeout
 
 // patience is how long a round waits for nodes presumed hung (their
 // breakers are open) when its verdict hangs on them. It is the round's
