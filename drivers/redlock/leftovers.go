@@ -113,17 +113,14 @@ func (ls *leftovers) take(lk string) []leftover {
 	return l
 }
 
-// clear deletes the leftover value of an acquisition's key on node n (the
-// i-th), if the node may hold it, before the acquisition's own request
-// there. If the value's release is still out to the node, it waits for
-// it first: the release itself waits there for its acquisition's SET, which
-// a SET of ours sent before could overtake on another connection, and be
-// refused by. It is best effort: if it fails, the SET that follows finds
-// out.
+// clear deletes the leftover value of an acquisition's key on node n, if
+// the node may hold it, before the acquisition's own request there. It
+// is best effort: if it fails, the SET that follows finds out.
 func (l leftover) clear(ctx context.Context, i int, n Node, lk string) {
 	mayHold := l.nodes&(1<<i) != 0
 	if rd := l.release; rd != nil && !mayHold {
-		rd.waitEnded(ctx, i)
+		// Its release there not yet answered, it may come after this
+		// acquisition's SET, on another connection.
 		mayHold = rd.ended.Load()&(1<<i) == 0 || rd.results[i].err != nil
 	}
 	if !mayHold {

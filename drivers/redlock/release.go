@@ -35,9 +35,6 @@ func (r *Redlock) Release(ctx context.Context, key, value string) error {
 	// its context at once. The requests still out must not end with it,
 	// or the key stays held on their nodes, unannounced, until its TTL.
 	rl.begin(context.WithoutCancel(ctx), r, rl, 0)
-	if rl.n > 1 {
-		rl.allEnded = make(chan struct{}) // for the client's next acquisition of the key (see leftover.clear)
-	}
 	rl.fanOut()
 	err := rl.holderVerdict("release")
 	// The nodes that failed so far may keep the value, and so may those
