@@ -114,18 +114,23 @@ func (a *acquireRound) start(ctx context.Context, r *Redlock, ttl time.Duration,
 }
 
 // ask asks for the SET NX, after the undoing of this client's last failed
-// attempt on the node, if any, and after deleting the client's released
-// values of the key there, if the node may still hold them.
+// attempt on the node, if any. If the node may still hold values of the
+// key that this client released, it asks for retakeScript instead, which
+// takes the key from them (with fencing: it deletes them first).
 func (a *acquireRound) ask(ctx context.Context, i int, n Node) (bool, int64, error) {
 	if a.prior != nil {
 		a.prior.waitUndone(ctx, i)
 	}
-	for _, l := range a.leftovers {
-		l.clear(ctx, i, n, a.lk)
-	}
 	if a.r.cfg.fencing {
+		for _, l := range a.leftovers {
+			l.clear(ctx, i, n, a.lk)
+		}
 		v, err := run(ctx, n, fencedAcquireScript, a.call)
 		return err == nil && v >= 0, v, err
+	}
+	if call := a.retake(i); call != nil {
+		v, err := run(ctx, n, retakeScript, call)
+		return err == nil && v == 1, 0, err
 	}
 	reply, err := n.Do(ctx, a.call)
 	switch {
@@ -137,6 +142,21 @@ func (a *acquireRound) ask(ctx context.Context, i int, n Node) (bool, int64, err
 		return false, 0, fmt.Errorf("SET replied %v: %w", reply, errNoReply)
 	}
 	return true, 0, nil
+}
+
+// retake returns the call of retakeScript for node i if the node may hold
+// values of the key that this client released, or nil.
+func (a *acquireRound) retake(i int) []any {
+	var call []any
+	for _, l := range a.leftovers {
+		if l.on(i) {
+			if call == nil {
+				call = retakeScript.call([]string{a.lk}, a.value, a.call[4])
+			}
+			call = append(call, l.value)
+		}
+	}
+	return call
 }
 
 // decide tallies the replies.

@@ -19,12 +19,14 @@ func TestAcquire_afterAReleaseThatDidNotReachNodes(t *testing.T) {
 		n        int
 		unheard  []int // the nodes the release does not reach
 		released bool  // whether the release reached a quorum
+		fencing  bool
 	}{
-		{"N=5, a majority missed", 5, []int{2, 3, 4}, false},
-		{"N=1", 1, []int{0}, false},
+		{"N=5, a majority missed", 5, []int{2, 3, 4}, false, false},
+		{"N=5, a majority missed, fencing", 5, []int{2, 3, 4}, false, true},
+		{"N=1", 1, []int{0}, false, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r, fs := fakes(t, c.n)
+			r, fs := fakes(t, c.n, WithFencing(c.fencing))
 			ctx := t.Context()
 			if _, err := r.Acquire(ctx, "k", "v1", time.Minute); err != nil {
 				t.Fatal(err)

@@ -17,8 +17,8 @@ const maxLeftovers = 1024
 // got no answer and may have landed after the release. Found there by the
 // client's next acquisition of the key, such a value would make it report
 // the key as held by another holder, when its only holder released it.
-// So that acquisition first deletes the value on those nodes (see
-// acquireRound.ask). It is safe for concurrent use.
+// So that acquisition takes the key there if it holds such a value (see
+// acquireRound.ask and retakeScript). It is safe for concurrent use.
 type leftovers struct {
 	mu   sync.Mutex
 	byLK map[string][]leftover // by lock key, oldest first, at most maxPerKey
@@ -113,18 +113,24 @@ func (ls *leftovers) take(lk string) []leftover {
 	return l
 }
 
-// clear deletes the leftover value of an acquisition's key on node n, if
-// the node may hold it, before the acquisition's own request there. It
-// is best effort: if it fails, the SET that follows finds out.
+// on reports whether node i (whose request is about to be sent) may
+// hold the leftover value: a release that did not reach it, or that has
+// not answered there yet and may come after the request, on another
+// connection.
+func (l leftover) on(i int) bool {
+	if l.nodes&(1<<i) != 0 {
+		return true
+	}
+	rd := l.release
+	return rd != nil && (rd.ended.Load()&(1<<i) == 0 || rd.results[i].err != nil)
+}
+
+// clear deletes the leftover value of an acquisition's key on node n (the
+// i-th), if the node may hold it, before the acquisition's own request
+// there: the fenced acquisitions' way. It is best effort: if it fails, the
+// request that follows finds out.
 func (l leftover) clear(ctx context.Context, i int, n Node, lk string) {
-	mayHold := l.nodes&(1<<i) != 0
-	if rd := l.release; rd != nil && !mayHold {
-		// Its release there not yet answered, it may come after this
-		// acquisition's SET, on another connection.
-		mayHold = rd.ended.Load()&(1<<i) == 0 || rd.results[i].err != nil
+	if l.on(i) {
+		run(ctx, n, undoScript, undoScript.call([]string{lk}, l.value)) //nolint:errcheck
 	}
-	if !mayHold {
-		return
-	}
-	run(ctx, n, undoScript, undoScript.call([]string{lk}, l.value)) //nolint:errcheck
 }
