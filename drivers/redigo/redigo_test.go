@@ -31,3 +31,11 @@ func TestTryAcquire_silentServersEndAtTheNodeTimeout(t *testing.T) {
 // What CheckSettings finds on the test servers, and on servers set up to
 // break its rules.
 func TestCheckSettings(t *testing.T) { redistest.Settings(t, "redigo") }
+
+// With every node healthy and the machine saturated, no operation fails
+// and none stalls.
+func TestTryAcquire_noFalseOutages(t *testing.T) { redistest.NoFalseOutages(t, "redigo") }
+
+// TestMeasureSaturated is a measurement, run when redistest.SaturatedEnv
+// is set.
+func TestMeasureSaturated(t *testing.T) { redistest.MeasureSaturated(t, "redigo") }

@@ -15,6 +15,7 @@ import (
 func (r *Redlock) Acquire(ctx context.Context, key, value string, ttl time.Duration) (driver.Lease, error) {
 	lk := r.lockKey(key)
 	a := &acquireRound{lk: lk, value: value, prior: r.attempts.beingUndone(lk)}
+	a.leftovers = r.leftovers.take(lk)
 	ms := millis(ttl) // rounded up: a lease a little longer than asked is safe
 	if r.cfg.fencing {
 		a.call = fencedAcquireScript.call([]string{lk, r.fenceKey(lk)}, value, ms)
@@ -85,6 +86,7 @@ type acquireRound struct {
 	lk, value string
 	call      []any           // the SET NX, or fencedAcquireScript's call
 	prior     *acquireRound   // this client's last failed attempt on lk, if still being undone
+	leftovers []leftover      // this client's released values of lk that nodes may still hold
 	short     bool            // the node asked alone first refused: no other was asked
 	decided   chan struct{}   // closed by finish
 	failing   atomic.Bool     // the attempt failed; set before decided closes
@@ -112,14 +114,23 @@ func (a *acquireRound) start(ctx context.Context, r *Redlock, ttl time.Duration,
 }
 
 // ask asks for the SET NX, after the undoing of this client's last failed
-// attempt on the node, if any.
+// attempt on the node, if any. If the node may still hold values of the
+// key that this client released, it asks for retakeScript instead, which
+// takes the key from them (with fencing: it deletes them first).
 func (a *acquireRound) ask(ctx context.Context, i int, n Node) (bool, int64, error) {
 	if a.prior != nil {
 		a.prior.waitUndone(ctx, i)
 	}
 	if a.r.cfg.fencing {
+		for _, l := range a.leftovers {
+			l.clear(ctx, i, n, a.lk)
+		}
 		v, err := run(ctx, n, fencedAcquireScript, a.call)
 		return err == nil && v >= 0, v, err
+	}
+	if call := a.retake(i); call != nil {
+		v, err := run(ctx, n, retakeScript, call)
+		return err == nil && v == 1, 0, err
 	}
 	reply, err := n.Do(ctx, a.call)
 	switch {
@@ -131,6 +142,21 @@ func (a *acquireRound) ask(ctx context.Context, i int, n Node) (bool, int64, err
 		return false, 0, fmt.Errorf("SET replied %v: %w", reply, errNoReply)
 	}
 	return true, 0, nil
+}
+
+// retake returns the call of retakeScript for node i if the node may hold
+// values of the key that this client released, or nil.
+func (a *acquireRound) retake(i int) []any {
+	var call []any
+	for _, l := range a.leftovers {
+		if l.on(i) {
+			if call == nil {
+				call = retakeScript.call([]string{a.lk}, a.value, a.call[4])
+			}
+			call = append(call, l.value)
+		}
+	}
+	return call
 }
 
 // decide tallies the replies.

@@ -10,11 +10,17 @@
 //	c := lock.OpenConnector(connector)
 //
 // With N nodes a lock needs a quorum of N/2+1; N=1 is the single-instance
-// lock. Acquire sets the key on every node at once, each request under a
-// per-node timeout that adapts to the nodes' round trips (50ms to 1s, and
-// at most a quarter of the TTL; [WithNodeTimeout] fixes it), and decides as soon as a quorum said yes or is out of reach, so a
-// slow or hung minority delays nothing. A failed attempt is undone on the
-// nodes it may have reached. Release and Extend are compare-and-delete and
+// lock. Acquire sets the key on every node at once, with a per-node
+// timeout that adapts to the nodes' round trips (50ms to 1s, and at most a
+// quarter of the TTL; [WithNodeTimeout] fixes it), and decides as soon as
+// a quorum said yes or is out of reach, so a slow or hung minority delays
+// nothing. Past the timeout, a node is given up only if it seems hung: it
+// stays silent while another node answered. Nodes that are slow together,
+// as on a saturated machine, are waited for up to 1s (a quarter of the
+// TTL). A failed attempt is undone on the nodes it may have reached. A
+// release that did not reach some nodes leaves its value there: the
+// client's next acquisition of the key deletes it first, and does not
+// report the key as held by another holder. Release and Extend are compare-and-delete and
 // compare-and-PEXPIRE scripts and count only with a quorum; an expired
 // lease is never revived. A round that failed because nodes did not answer
 // returns a [*QuorumError], never driver.ErrHeld. [Redlock.Inspect] reports

@@ -3,6 +3,7 @@ package redlock
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"sync/atomic"
 	"time"
@@ -30,6 +31,11 @@ const maxBackoff = 5
 // errNodeHung is the error of a request not sent to a node that seems
 // hung.
 var errNodeHung = errors.New("not asked: it stopped answering (one request at a time probes it)")
+
+// errGaveUp is the error of a node that a round gave up as hung: it
+// answered nothing for the node timeout while other nodes answered. It
+// matches context.DeadlineExceeded, as a timeout.
+var errGaveUp = fmt.Errorf("given up: no answer within the node timeout, while other nodes answered: %w", context.DeadlineExceeded)
 
 // errPresumedHung is the error of a node that a round did not wait for.
 // Its breaker is open, and it did not answer within the round's patience.
@@ -59,6 +65,7 @@ type health struct {
 	inflight atomic.Int32 // requests out
 	answered atomic.Int64 // when the node last answered, in ns after the Redlock's epoch
 	busyFrom atomic.Int64 // when its requests out went from none to one; silence counts from the later of the two
+	gaveUpAt atomic.Int64 // when a round last counted giving the node up (see gaveUp)
 
 	srtt, rttvar atomic.Int64 // smoothed round trip and its variation, in ns; 0 before the first answer
 	backoff      atomic.Int32 // doublings of the timeout since the last answer
@@ -69,6 +76,7 @@ func newHealth(n int) []health {
 	hs := make([]health, n)
 	for i := range hs {
 		hs[i].answered.Store(math.MinInt64 / 2) // silent until it answers
+		hs[i].gaveUpAt.Store(math.MinInt64 / 2)
 	}
 	return hs
 }
@@ -93,9 +101,14 @@ func (h *health) begin(epoch time.Time, timeout time.Duration) (request, bool) {
 }
 
 // end records how req, sent under nctx, ended: an answer is a round trip
-// to learn from, and a timeout backs the node's timeout off.
-func (h *health) end(epoch time.Time, nctx context.Context, req request, err error) {
+// to learn from, and a timeout backs the node's timeout off. gaveUp tells
+// that its round gave the request up as hung (see round.judge), which
+// counted its timeout then: its end does not count it again.
+func (h *health) end(epoch time.Time, nctx context.Context, req request, err error, gaveUp bool) {
 	now := time.Now()
+	if gaveUp && err != nil {
+		err = context.Canceled // counted already: neither an answer nor a second timeout
+	}
 	timeout := h.done(nctx, int64(now.Sub(epoch)), req.probe, err)
 	switch {
 	case err == nil:
@@ -103,6 +116,20 @@ func (h *health) end(epoch time.Time, nctx context.Context, req request, err err
 	case timeout:
 		h.backOff(req.backoff)
 	}
+}
+
+// gaveUp counts a request that its round gave up as hung at now (ns
+// after the epoch; see round.judge) as a timeout, before the request ends:
+// once per timeout of silence. Every round with a request out to a silent
+// node gives it up at about the same moment, and counted each, one
+// silence of a healthy node on a loaded machine would open its breaker.
+func (h *health) gaveUp(now int64, timeout time.Duration) {
+	last := h.gaveUpAt.Load()
+	if now-last < int64(timeout) || !h.gaveUpAt.CompareAndSwap(last, now) {
+		return
+	}
+	h.timeouts.Add(1)
+	h.backOff(h.backoff.Load())
 }
 
 // healthy reports whether the node has answered since its last timeout.
@@ -244,13 +271,42 @@ func (r *Redlock) roundTimeout(ttl time.Duration) time.Duration {
 	return r.timeout(ttl, true)
 }
 
+// maxPatience bounds Redlock.patience. A round waits for nodes slow
+// together up to its limit, so on a saturated machine the estimates learn
+// round trips of hundreds of milliseconds; a node whose breaker is open has
+// answered nothing for three timeouts in a row, and waiting that long for
+// it again would make a hung majority cost every round as much.
+const maxPatience = 2 * DefaultNodeTimeout
+
 // patience is how long a round waits for nodes presumed hung (their
 // breakers are open) when its verdict hangs on them. It is the round's
-// timeout without the backoff. Their probes still get the whole timeout,
-// so that a node that slowed down can answer and close its breaker. A
-// hung majority fails a round about as fast as on its first timeout.
+// timeout without the backoff, at most maxPatience. Their probes still get
+// the whole timeout and the round's limit, so that a node that slowed down
+// can answer and close its breaker. A hung majority fails a round about as
+// fast as on its first timeout.
 func (r *Redlock) patience(ttl time.Duration) time.Duration {
-	return r.timeout(ttl, false)
+	return min(r.timeout(ttl, false), max(maxPatience, r.cfg.nodeTimeout))
+}
+
+// limit is how long the requests of a round of several nodes, for ttl
+// and with timeout (the round's), may take: at least the timeout, and up
+// to the adaptive timeout's ceiling. Past the timeout, a node that seems
+// hung is given up (see round.judge); a node that is only slow, with the
+// others (a client or machine too busy to read their answers), is waited
+// for up to the limit. A round decides at the quorum's verdict, so that
+// costs nothing where a quorum answers within the timeout.
+func (r *Redlock) limit(ttl, timeout time.Duration) time.Duration {
+	return max(timeout, ceiling(ttl))
+}
+
+// ceiling bounds the adaptive timeout of a round for ttl: MaxNodeTimeout
+// and, for an acquisition or extension, a quarter of its TTL, but at
+// least DefaultNodeTimeout.
+func ceiling(ttl time.Duration) time.Duration {
+	if ttl > 0 {
+		return max(min(MaxNodeTimeout, ttl/4), DefaultNodeTimeout)
+	}
+	return MaxNodeTimeout
 }
 
 // timeout is roundTimeout, with or without the backoff.
@@ -258,10 +314,7 @@ func (r *Redlock) timeout(ttl time.Duration, backoff bool) time.Duration {
 	if r.cfg.nodeTimeout > 0 {
 		return r.cfg.nodeTimeout
 	}
-	ceiling := MaxNodeTimeout
-	if ttl > 0 {
-		ceiling = max(min(ceiling, ttl/4), DefaultNodeTimeout)
-	}
+	ceiling := ceiling(ttl)
 	var t time.Duration
 	for i := range r.health {
 		h := &r.health[i]

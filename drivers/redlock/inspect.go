@@ -42,6 +42,7 @@ func (r *Redlock) Inspect(ctx context.Context, key string) (driver.Holder, bool,
 	in.begin(ctx, r, in, 0)
 	in.fanOut()
 	t, decided := in.tallyHolders()
+	in.stopTimers()
 	switch {
 	case !decided:
 		return driver.Holder{}, false, in.err("inspect")

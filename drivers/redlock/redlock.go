@@ -50,6 +50,13 @@ type Option func(*config)
 // defaults work on a LAN and on links of a few hundred milliseconds, and a
 // round never waits for a slow or dead minority: it decides at the
 // quorum's verdict.
+//
+// With several nodes, the timeout, fixed or not, gives up only the nodes
+// that seem hung: silent past it while another node answered the round,
+// and answering no other request either. Nodes that are slow together (a
+// saturated machine, where the client cannot read their answers in time)
+// are waited for up to MaxNodeTimeout (and a quarter of the TTL), or the
+// timeout if it is longer. A single node is bounded by the timeout alone.
 func WithNodeTimeout(d time.Duration) Option {
 	return func(c *config) { c.nodeTimeout, c.fixedTimeout = d, true }
 }
@@ -68,18 +75,20 @@ func WithKeyPrefix(p string) Option { return func(c *config) { c.prefix = p } }
 // [driver.Conn] with [driver.Extender], [driver.Waiter], [driver.Pinger]
 // and [driver.Inspector]. It is safe for concurrent use.
 type Redlock struct {
-	nodes    []Node
-	cfg      config
-	health   []health  // by node: its breaker and adaptive timeout
-	seeds    []uint64  // by node: the hash of its name, for lead
-	epoch    time.Time // the health's clock starts here
-	subs     *subscriptions
-	workers  *workers
-	attempts attempts           // acquisitions whose requests are still out
-	skipped  []skipped          // by node: releases its open breaker held back
-	bgctx    context.Context    // ends at Close: for the sending of skipped releases
-	bgcancel context.CancelFunc // ends bgctx
-	bg       sync.WaitGroup     // goroutines sending skipped releases
+	nodes     []Node
+	cfg       config
+	health    []health  // by node: its breaker and adaptive timeout
+	seeds     []uint64  // by node: the hash of its name, for lead
+	epoch     time.Time // the health's clock starts here
+	subs      *subscriptions
+	workers   *workers
+	attempts  attempts           // acquisitions whose requests are still out
+	leftovers leftovers          // released values that nodes may still hold
+	timers    timers             // for the rounds' watchmen
+	skipped   []skipped          // by node: releases its open breaker held back
+	bgctx     context.Context    // ends at Close: for the sending of skipped releases
+	bgcancel  context.CancelFunc // ends bgctx
+	bg        sync.WaitGroup     // goroutines sending skipped releases
 }
 
 var (

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -156,6 +157,14 @@ func (f *fakeNode) apply(args []any) (any, error) {
 				return int64(1), nil
 			}
 			return int64(0), nil
+		case retakeScript.SHA:
+			f.log = append(f.log, "SET "+v)
+			if held, ok := f.keys[k]; ok && !slices.Contains(args[6:], any(held)) {
+				return int64(0), nil
+			}
+			f.keys[k] = v
+			f.expires[k] = time.Now().Add(time.Duration(args[5].(int64)) * time.Millisecond)
+			return int64(1), nil
 		case extendScript.SHA:
 			f.log = append(f.log, "EXTEND "+v)
 			if f.keys[k] == v {

@@ -24,11 +24,11 @@ func (r *Redlock) Release(ctx context.Context, key, value string) error {
 		// would cost a node timeout more.
 		return driver.ErrNotHeld
 	}
-	rl := &releaseRound{call: releaseScript.call([]string{lk}, value, ch), prior: r.attempts.straggler(value)}
+	rl := &releaseRound{call: releaseScript.call([]string{lk}, value, ch), prior: r.attempts.straggler(value), lk: lk, value: value}
 	if len(r.nodes) > 1 {
 		if lead := r.lead(lk); r.healthy(lead) {
 			rl.lead, rl.quiet = lead, releaseScript.call([]string{lk}, value, "")
-			rl.channel, rl.value = ch, value
+			rl.channel = ch
 		}
 	}
 	// A Release returns at a quorum's verdict, and its caller may cancel
@@ -36,7 +36,17 @@ func (r *Redlock) Release(ctx context.Context, key, value string) error {
 	// or the key stays held on their nodes, unannounced, until its TTL.
 	rl.begin(context.WithoutCancel(ctx), r, rl, 0)
 	rl.fanOut()
-	return rl.holderVerdict("release")
+	err := rl.holderVerdict("release")
+	// The nodes that failed so far may keep the value, and so may those
+	// whose requests are still out, until they answer: the client's next
+	// acquisition of the key may come before, and overtake them (see
+	// remember).
+	var out *round
+	if !rl.sync && rl.running.Load() > 0 {
+		out = &rl.round
+	}
+	r.leftovers.add(lk, value, rl.failedSet, out)
+	return err
 }
 
 // releaseRound is the round of one Release: compare-and-delete on every
@@ -48,8 +58,9 @@ type releaseRound struct {
 	quiet   []any         // for a release that only its lead announces: the call for the other nodes
 	lead    int           // the node that announces, if quiet is set
 	channel string        // the key's, if quiet is set
-	value   string        // the released value, if quiet is set
+	value   string        // the released value
 	prior   *acquireRound // the acquisition of value, if some of its requests are still out
+	lk      string        // the lock key
 }
 
 // ask runs the release script on node i, after the node's straggling
@@ -75,12 +86,34 @@ func (rl *releaseRound) callFor(i int) []any {
 // the node answers again (see skipped).
 func (rl *releaseRound) unsent(i int) { rl.r.skip(i, rl.callFor(i)) }
 
-// afterAll announces the release on the nodes that carried it out, if
-// the lead that should have announced did not.
+// afterAll remembers the nodes that may still hold the released value,
+// and announces the release on the nodes that carried it out, if the lead
+// that should have announced did not.
 func (rl *releaseRound) afterAll() {
+	rl.remember()
 	if rl.quiet != nil && !rl.results[rl.lead].yes {
 		rl.announceElsewhere()
 	}
+}
+
+// remember tells the Redlock's leftovers which nodes may still hold the
+// released value, once every request of the round has ended: those the
+// release did not reach (it failed, or its node's breaker held it back),
+// and those where the acquisition's SET got no answer and may land late.
+// (Release told them, at its verdict, of the nodes that had failed, and of
+// this round while its requests were out.)
+func (rl *releaseRound) remember() {
+	var nodes uint64
+	for i, rep := range rl.results {
+		switch {
+		case rep.err != nil:
+			nodes |= 1 << i
+		case rep.yes:
+		case rl.prior != nil && rl.prior.ended.Load()&(1<<i) != 0 && rl.prior.results[i].err != nil && !rl.prior.results[i].unasked:
+			nodes |= 1 << i // its SET may land after this release
+		}
+	}
+	rl.r.leftovers.settle(rl.lk, rl.value, nodes, &rl.round)
 }
 
 // announceElsewhere announces a release that its lead did not carry out

@@ -3,6 +3,8 @@ package redlock
 import (
 	"context"
 	"errors"
+	"math/bits"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -61,11 +63,13 @@ type round struct {
 	r          *Redlock
 	kind       kind // the round that embeds this one
 	n, quorum  int
-	nctx       context.Context    // the node timeout's
+	nctx       context.Context    // the requests': ends at the round's limit (see Redlock.limit)
 	cancel     context.CancelFunc // ends nctx once the last request ended
 	ttl        time.Duration      // of an acquisition or extension, which bounds the timeout; 0 for other rounds
-	timeout    time.Duration      // nctx's
+	timeout    time.Duration      // the node timeout: past it, a node that seems hung is given up (see judge)
+	since      int64              // when the round began, in ns after the Redlock's epoch
 	sync       bool               // one node, asked on the caller's goroutine
+	gaveUp     atomic.Uint64      // bit i: the round gave node i up as hung, and counted that as its timeout
 	askedAlone uint64             // bit i: node i was asked alone first, on the caller's goroutine
 	running    atomic.Int32       // requests not yet ended
 	ended      atomic.Uint64      // bit i: node i's request has ended
@@ -78,13 +82,16 @@ type round struct {
 
 // counts are a round's replies tallied so far.
 type counts struct {
-	got     int         // replies tallied
-	tallied uint64      // bit i: node i's reply is tallied
-	yes, no int         // nodes that said yes, and no
-	yesSet  uint64      // bit i: node i said yes
-	max     int64       // the largest val among yes replies
-	errs    []error     // the failed nodes'
-	giveUp  *time.Timer // set by tally once the verdict hangs on nodes presumed hung
+	got         int         // replies tallied
+	tallied     uint64      // bit i: node i's reply is tallied
+	yes, no     int         // nodes that said yes, and no
+	yesSet      uint64      // bit i: node i said yes
+	max         int64       // the largest val among yes replies
+	errs        []error     // the failed nodes'
+	failedSet   uint64      // bit i: node i failed (is among errs)
+	firstAnswer int64       // when the first answer was tallied, in ns after the Redlock's epoch; 0 before
+	giveUp      *time.Timer // set by tally once the verdict hangs on nodes presumed hung
+	watch       watchman    // gives up nodes that seem hung past the node timeout
 }
 
 // begin readies the round of k on r's nodes, under the node timeout of a
@@ -94,7 +101,12 @@ func (rd *round) begin(ctx context.Context, r *Redlock, k kind, ttl time.Duratio
 	rd.n = len(r.nodes)
 	rd.quorum = rd.n/2 + 1
 	rd.timeout = r.roundTimeout(ttl)
-	rd.nctx, rd.cancel = context.WithTimeout(ctx, rd.timeout)
+	rd.since = int64(time.Since(r.epoch))
+	limit := rd.timeout // one node, asked on the caller's goroutine: nothing can judge it meanwhile
+	if rd.n > 1 {
+		limit = r.limit(ttl, rd.timeout)
+	}
+	rd.nctx, rd.cancel = context.WithTimeout(ctx, limit)
 	if rd.n <= smallRound {
 		rd.results = rd.small[:rd.n]
 	} else {
@@ -137,7 +149,7 @@ func (rd *round) do(i int) reply {
 		return reply{err: &NodeError{Node: node.String(), Err: errNodeHung}, unasked: true}
 	}
 	yes, val, err := rd.kind.ask(rd.nctx, i, node)
-	h.end(rd.r.epoch, rd.nctx, req, err)
+	h.end(rd.r.epoch, rd.nctx, req, err, rd.gaveUp.Load()&(1<<i) != 0)
 	if err != nil {
 		return reply{err: &NodeError{Node: node.String(), Err: err}}
 	}
@@ -196,11 +208,7 @@ func (rd *round) holderVerdict(op string) error {
 // Then the round fails, and its probes of those nodes go on without it,
 // so that a node that answers late still closes its breaker.
 func (rd *round) tally() verdict {
-	defer func() {
-		if rd.giveUp != nil {
-			rd.giveUp.Stop()
-		}
-	}()
+	defer rd.stopTimers()
 	lose := rd.n - rd.quorum + 1 // no's that make a quorum of yes impossible
 	for rd.got < rd.n {
 		i, rep, ok := rd.nextOrGiveUp(lose)
@@ -231,13 +239,37 @@ func (rd *round) tally() verdict {
 }
 
 // next waits for the next node's reply and returns it, with the node's
-// index. A failed node's error joins the round's errors.
+// index. A failed node's error joins the round's errors. A node given up
+// as hung (see judge) is returned as failed, without its reply.
 func (rd *round) next() (int, reply) {
-	i := 0
-	if !rd.sync {
-		i = <-rd.done
+	i, rep, _ := rd.wait(nil)
+	return i, rep
+}
+
+// wait is next, and reports false if patience fires first.
+func (rd *round) wait(patience <-chan time.Time) (int, reply, bool) {
+	if rd.sync {
+		i, rep := rd.take(0)
+		return i, rep, true
 	}
-	return rd.take(i)
+	for {
+		if i, ok := rd.watch.judged(); ok {
+			i, rep := rd.giveUpOn(i)
+			return i, rep, true
+		}
+		select {
+		case i := <-rd.done:
+			if rd.tallied&(1<<i) != 0 {
+				continue // given up on already
+			}
+			i, rep := rd.take(i)
+			return i, rep, true
+		case <-patience:
+			return 0, reply{}, false
+		case <-rd.watch.tick(&rd.r.timers, rd.timeout):
+			rd.judge()
+		}
+	}
 }
 
 // take tallies the reply of node i.
@@ -247,7 +279,22 @@ func (rd *round) take(i int) (int, reply) {
 	rep := rd.results[i]
 	if rep.err != nil {
 		rd.errs = append(rd.errs, rep.err)
+		rd.failedSet |= 1 << i
+	} else if rd.firstAnswer == 0 && !rd.sync {
+		rd.firstAnswer = int64(time.Since(rd.r.epoch))
 	}
+	return i, rep
+}
+
+// giveUpOn tallies node i, given up as hung, as failed. Its request goes
+// on until the round's limit, so that a late answer still teaches its
+// health.
+func (rd *round) giveUpOn(i int) (int, reply) {
+	rd.got++
+	rd.tallied |= 1 << i
+	rep := reply{err: &NodeError{Node: rd.r.nodes[i].String(), Err: errGaveUp}}
+	rd.errs = append(rd.errs, rep.err)
+	rd.failedSet |= 1 << i
 	return i, rep
 }
 
@@ -255,19 +302,141 @@ func (rd *round) take(i int) (int, reply) {
 // (see hangsOnHung). Then it waits for the next reply for the round's
 // patience at most (see Redlock.patience), and reports false if none came.
 func (rd *round) nextOrGiveUp(lose int) (int, reply, bool) {
-	if rd.sync || !rd.hangsOnHung(lose) {
-		i, rep := rd.next()
-		return i, rep, true
+	var patience <-chan time.Time
+	if !rd.sync && rd.hangsOnHung(lose) {
+		if rd.giveUp == nil {
+			rd.giveUp = time.NewTimer(rd.r.patience(rd.ttl))
+		}
+		patience = rd.giveUp.C
 	}
-	if rd.giveUp == nil {
-		rd.giveUp = time.NewTimer(rd.r.patience(rd.ttl))
+	return rd.wait(patience)
+}
+
+// judge runs at the watchman's ticks, from the node timeout on. Once the
+// client has run on time for a grace (two ticks in a row came on time), it
+// gives up the nodes that seem hung: silent for the node timeout while
+// another node answered since (see seemsHung). A node that answers other
+// requests, or is silent together with every other node (a client or a
+// machine too busy to read their answers), is waited for, up to the
+// round's limit. Giving a node up counts as its timeout.
+func (rd *round) judge() {
+	if !rd.watch.onTime() {
+		return
 	}
-	select {
-	case i := <-rd.done:
-		i, rep := rd.take(i)
-		return i, rep, true
-	case <-rd.giveUp.C:
-		return 0, reply{}, false
+	now := int64(time.Since(rd.r.epoch))
+	for i := range rd.n {
+		if rd.tallied&(1<<i) != 0 || rd.ended.Load()&(1<<i) != 0 || !rd.seemsHung(i, now) {
+			continue
+		}
+		rd.gaveUp.Or(1 << i)
+		rd.r.health[i].gaveUp(now, rd.timeout)
+		rd.watch.hung |= 1 << i
+	}
+}
+
+// seemsHung reports whether node i, whose request is still out at now,
+// seems hung. Another node answered the round a grace or more ago, which
+// shows that the client reads answers. Node i has answered nothing, to
+// this round or another, for the round's timeout, and for twice as long
+// as the round's first answer took and a grace more: nodes that are slow
+// together (a link, a loaded server or client) answer within that of each
+// other. A node that answers other rounds is no hung node: its socket
+// still moves.
+func (rd *round) seemsHung(i int, now int64) bool {
+	first := rd.firstAnswer
+	if first == 0 || now-first < int64(rd.watch.grace) {
+		return false // no evidence yet that the client reads answers
+	}
+	silent := now - max(rd.r.health[i].answered.Load(), rd.since)
+	return silent >= int64(rd.timeout) && silent >= 2*(first-rd.since)+int64(rd.watch.grace)
+}
+
+// stopTimers stops the round's timers.
+func (rd *round) stopTimers() {
+	if rd.giveUp != nil {
+		rd.giveUp.Stop()
+	}
+	rd.watch.stop(&rd.r.timers)
+}
+
+// watchman is a round's watch over its nodes past the node timeout: a
+// timer that fires at the timeout, then at every grace after it, and the
+// nodes it gave up that the round has not tallied yet. Its zero value has
+// no timer yet.
+type watchman struct {
+	t      *time.Timer
+	due    time.Time // when t fires
+	grace  time.Duration
+	streak int    // ticks in a row that came on time
+	hung   uint64 // bit i: node i was given up, and is not yet tallied
+}
+
+// minGrace is the least time between a watchman's ticks.
+const minGrace = 10 * time.Millisecond
+
+// timers keeps a Redlock's watchmen's timers between rounds: most rounds
+// end before the node timeout, and a timer each would be two allocations
+// each. It is the Redlock's, not global: a timer belongs to the synctest
+// bubble it was made in, if any.
+type timers struct{ pool sync.Pool }
+
+func (ts *timers) get(d time.Duration) *time.Timer {
+	if t, ok := ts.pool.Get().(*time.Timer); ok {
+		t.Reset(d)
+		return t
+	}
+	return time.NewTimer(d)
+}
+
+// put stops t and keeps it for another round.
+func (ts *timers) put(t *time.Timer) {
+	t.Stop()
+	ts.pool.Put(t)
+}
+
+// tick returns the channel of the watchman's timer, started at the node
+// timeout if it has not started.
+func (w *watchman) tick(ts *timers, timeout time.Duration) <-chan time.Time {
+	if w.t == nil {
+		w.t = ts.get(timeout)
+		w.due = time.Now().Add(timeout)
+		w.grace = max(timeout/4, minGrace)
+	}
+	return w.t.C
+}
+
+// onTime sets the timer for the next grace after a tick, and reports
+// whether this tick and the one before came on time (within half a
+// grace). A tick that came late says that the client had no CPU to run
+// on: the answers of live nodes may be waiting to be read, and nobody is
+// judged until two ticks in a row came on time.
+func (w *watchman) onTime() bool {
+	now := time.Now()
+	if now.Sub(w.due) <= w.grace/2 {
+		w.streak++
+	} else {
+		w.streak = 0
+	}
+	w.due = now.Add(w.grace)
+	w.t.Reset(w.grace)
+	return w.streak >= 2
+}
+
+// judged returns a node the watchman gave up that is not tallied yet.
+func (w *watchman) judged() (int, bool) {
+	if w.hung == 0 {
+		return 0, false
+	}
+	i := bits.TrailingZeros64(w.hung)
+	w.hung &^= 1 << i
+	return i, true
+}
+
+// stop returns the watchman's timer, if any, to ts.
+func (w *watchman) stop(ts *timers) {
+	if w.t != nil {
+		ts.put(w.t)
+		w.t = nil
 	}
 }
 
@@ -291,6 +460,7 @@ func (rd *round) presumeHung() {
 	for i, n := range rd.r.nodes {
 		if rd.tallied&(1<<i) == 0 && rd.r.health[i].open() {
 			rd.errs = append(rd.errs, &NodeError{Node: n.String(), Err: errPresumedHung})
+			rd.failedSet |= 1 << i
 		}
 	}
 }

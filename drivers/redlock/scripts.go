@@ -61,6 +61,28 @@ end
 return 1
 `)
 
+// retakeScript sets KEYS[1] to ARGV[1] for ARGV[2] milliseconds if it
+// does not exist or holds one of ARGV[3], ARGV[4] ...: values that this
+// client released, and that the node may still hold (see leftovers). It
+// returns 1 if it set the key, 0 otherwise. It is the SET NX of an
+// acquisition that would otherwise find the client's own released value.
+var retakeScript = NewScript(`
+local v = redis.call('get', KEYS[1])
+if v then
+	local mine = false
+	for i = 3, #ARGV do
+		if v == ARGV[i] then
+			mine = true
+		end
+	end
+	if not mine then
+		return 0
+	end
+end
+redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
+`)
+
 // undoScript deletes KEYS[1] if it holds ARGV[1], without announcing it,
 // to undo a failed acquisition. It returns 1 if it deleted the key, 0
 // otherwise.

@@ -11,3 +11,7 @@ import (
 func TestMain(m *testing.M) { drivertest.Main(m, drivertest.Alone("redis")) }
 
 func TestRedlockDriver(t *testing.T) { redistest.Suite(t, "rueidis", rueidis.Driver{}) }
+
+// TestMeasureSaturated is a measurement, run when redistest.SaturatedEnv
+// is set.
+func TestMeasureSaturated(t *testing.T) { redistest.MeasureSaturated(t, "rueidis") }
