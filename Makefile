@@ -7,7 +7,13 @@ SERVICES_ENV = eval "$$(scripts/services.sh env)"
 # helpers of our servers, and tools/ pins the tools we run, not modules of
 # the library). go.work lists the same set, so one go command can build and
 # test them all: `make modules-check` says when the two differ.
+#
+# The modules whose tests take longest (a ZooKeeper and an etcd ensemble,
+# members killed and hung) come first: go test starts packages in the order
+# given, and the one started last sets the end of the run.
+SLOWEST  := ./drivers/zookeeper ./drivers/etcd
 MODULES  := $(shell find . -name go.mod -not -path './scripts/*' -not -path './tools/*' -not -path './.git/*' -printf '%h\n' | sort)
+MODULES  := $(filter $(MODULES),$(SLOWEST)) $(filter-out $(SLOWEST),$(MODULES))
 PACKAGES := $(addsuffix /...,$(MODULES))
 
 # staticcheck's version is the one tools/go.mod requires. tools/ stays out of
@@ -35,15 +41,27 @@ demo:
 	  scripts/demo-verify.sh $(GO) run ./cmd/distlock || status=$$?; \
 	  exit $$status
 
-## test: run staticcheck, start the test servers, run every module's tests with -race in one go
-## command (and the allocation tests without it), stop the servers (also on failure).
-test: modules-check tidy-check staticcheck
-	@scripts/services.sh up
-	@set -o pipefail; $(SERVICES_ENV); \
-	  status=0; \
-	  $(GO) vet -tags servers $(PACKAGES) || status=$$?; \
-	  if [ $$status -eq 0 ]; then $(GO) test -race -count=1 -tags servers $(PACKAGES) || status=$$?; fi; \
+## test: start the test servers while staticcheck and vet run, then run every module's tests
+## with -race in one go command (and the allocation tests without it), stop the servers (also on
+## failure). Each phase prints its time.
+##
+## TEST_P is how many packages go test runs at once. It is above the two cores of our machines on
+## purpose: a package that waits for a server lock (testenv.Servers) holds a slot and no CPU, and
+## most of the rest wait on servers, timeouts and faults.
+TEST_P ?= 4
+test: modules-check tidy-check $(STATICCHECK)
+	@set -o pipefail; status=0; t0=$$SECONDS; \
+	  up_log=$$(mktemp); scripts/services.sh up >$$up_log 2>&1 & up_pid=$$!; \
+	  $(STATICCHECK) -tags servers $(PACKAGES) || status=$$?; \
+	  echo "make test: staticcheck done at $$((SECONDS-t0))s"; \
+	  if [ $$status -eq 0 ]; then $(GO) vet -tags servers $(PACKAGES) || status=$$?; fi; \
+	  echo "make test: vet done at $$((SECONDS-t0))s"; \
+	  wait $$up_pid || status=$$?; cat $$up_log; rm -f $$up_log; \
+	  echo "make test: servers up at $$((SECONDS-t0))s"; \
+	  $(SERVICES_ENV); \
+	  if [ $$status -eq 0 ]; then $(GO) test -p $(TEST_P) -race -count=1 -tags servers $(PACKAGES) || status=$$?; fi; \
 	  if [ $$status -eq 0 ]; then $(GO) test -count=1 -run Allocs . || status=$$?; fi; \
+	  echo "make test: tests done at $$((SECONDS-t0))s"; \
 	  if [ $$status -ne 0 ]; then echo "make test: failed; the clusters' logs follow"; scripts/services.sh logs; fi; \
 	  scripts/services.sh down; \
 	  exit $$status

@@ -51,12 +51,13 @@ type Client struct {
 // that the type assertions happen once, here.
 type conn struct {
 	driver.Conn
-	extender   driver.Extender   // nil if unsupported
-	leaser     driver.LeaseConn  // nil if unsupported
-	waiter     driver.Waiter     // nil if unsupported
-	transferer driver.Transferer // nil if unsupported
-	pinger     driver.Pinger     // nil if unsupported
-	inspector  driver.Inspector  // nil if unsupported
+	extender        driver.Extender        // nil if unsupported
+	leaser          driver.LeaseConn       // nil if unsupported
+	waiter          driver.Waiter          // nil if unsupported
+	transferer      driver.Transferer      // nil if unsupported
+	leaseTransferer driver.LeaseTransferer // nil unless a LeaseConn and a Transferer
+	pinger          driver.Pinger          // nil if unsupported
+	inspector       driver.Inspector       // nil if unsupported
 }
 
 func newConn(dc driver.Conn) *conn {
@@ -65,6 +66,9 @@ func newConn(dc driver.Conn) *conn {
 	c.leaser, _ = dc.(driver.LeaseConn)
 	c.waiter, _ = dc.(driver.Waiter)
 	c.transferer, _ = dc.(driver.Transferer)
+	if c.leaser != nil && c.transferer != nil {
+		c.leaseTransferer, _ = dc.(driver.LeaseTransferer)
+	}
 	c.pinger, _ = dc.(driver.Pinger)
 	c.inspector, _ = dc.(driver.Inspector)
 	return c

@@ -128,6 +128,15 @@ func (l *Lock) sendRelease(ctx context.Context) error {
 	return l.cn.leaser.ReleaseLease(ctx, l.key, l.value, l.granted())
 }
 
+// sendTransfer asks the driver to transfer the lease to next, handing it
+// the grant's state if it wants it. l.mu must be held.
+func (l *Lock) sendTransfer(ctx context.Context, next string, ttl time.Duration) (driver.Lease, error) {
+	if l.cn.leaseTransferer == nil {
+		return l.cn.transferer.Transfer(ctx, l.key, l.value, next, ttl)
+	}
+	return l.cn.leaseTransferer.TransferLease(ctx, l.key, l.value, l.granted(), next, ttl)
+}
+
 // granted returns the lease as the driver last described it. l.mu must
 // be held.
 func (l *Lock) granted() driver.Lease {
@@ -226,7 +235,7 @@ func (l *Lock) release(ctx context.Context) error {
 func (l *Lock) handOver(ctx context.Context, h *handover, start time.Time) error {
 	c := l.c
 	next := newValue() + h.tag
-	lease, err := l.cn.transferer.Transfer(ctx, l.key, l.value, next, h.ttl)
+	lease, err := l.sendTransfer(ctx, next, h.ttl)
 	switch {
 	case err == nil:
 		l.recordRelease(start)

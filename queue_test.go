@@ -7,6 +7,7 @@ package lock_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -348,4 +349,92 @@ func inspect(t *testing.T, store *memory.Store, key string) (driver.Holder, bool
 		t.Fatal(err)
 	}
 	return dc.(driver.Inspector).Inspect(context.Background(), key)
+}
+
+// leaseTransferConn is a transferConn that is also a driver.LeaseConn and
+// a driver.LeaseTransferer. It numbers the leases it hands out and
+// records the numbers it is handed back.
+type leaseTransferConn struct {
+	*transferConn
+	mu     sync.Mutex
+	last   int
+	handed []int
+}
+
+func (c *leaseTransferConn) stamp(l driver.Lease, err error) (driver.Lease, error) {
+	if err != nil {
+		return l, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.last++
+	l.State = c.last
+	return l, nil
+}
+
+func (c *leaseTransferConn) back(l driver.Lease) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.handed = append(c.handed, l.State.(int))
+}
+
+func (c *leaseTransferConn) Acquire(ctx context.Context, key, value string, ttl time.Duration) (driver.Lease, error) {
+	return c.stamp(c.transferConn.Acquire(ctx, key, value, ttl))
+}
+
+func (c *leaseTransferConn) ExtendLease(ctx context.Context, key, value string, l driver.Lease, ttl time.Duration) (driver.Lease, error) {
+	c.back(l)
+	return c.stamp(l, c.Conn.(driver.Extender).Extend(ctx, key, value, ttl))
+}
+
+func (c *leaseTransferConn) ReleaseLease(ctx context.Context, key, value string, l driver.Lease) error {
+	c.back(l)
+	return c.Conn.Release(ctx, key, value)
+}
+
+func (c *leaseTransferConn) TransferLease(ctx context.Context, key, value string, l driver.Lease, next string, ttl time.Duration) (driver.Lease, error) {
+	c.back(l)
+	return c.stamp(c.transferConn.Transfer(ctx, key, value, next, ttl))
+}
+
+// TestRelease_handsOverWithTheLease: on a driver.LeaseTransferer, the
+// handover hands the driver the grant's latest lease, and the lock handed
+// over is released with the lease the transfer returned.
+func TestRelease_handsOverWithTheLease(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memory.New()
+		dc, err := store.Connect(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		lc := &leaseTransferConn{transferConn: &transferConn{countingConn: &countingConn{Conn: dc}}}
+		c := lock.OpenConnector(&scriptedConnector{conn: lc})
+		c.SetLogger(quiet)
+		defer c.Close()
+		ctx := context.Background()
+		opts := []lock.Option{lock.WithTTL(time.Minute), lock.WithRetry(lock.FixedDelay(time.Hour))}
+		holder := mustAcquire(t, c, "k", opts...)               // lease 1
+		if err := holder.Extend(ctx, time.Minute); err != nil { // hands back 1, gets 2
+			t.Fatal(err)
+		}
+		got := startWaiters(t, c, "k", 1, opts...)
+		if err := holder.Release(ctx); err != nil { // hands back 2, the waiter's lease is 3
+			t.Fatal(err)
+		}
+		l := (<-got).l
+		if l == nil {
+			t.FailNow()
+		}
+		if err := l.Release(ctx); err != nil { // hands back 3
+			t.Fatal(err)
+		}
+		if n := lc.transfers.Load(); n != 1 {
+			t.Errorf("%d transfers, want 1", n)
+		}
+		lc.mu.Lock()
+		defer lc.mu.Unlock()
+		if want := []int{1, 2, 3}; !slices.Equal(lc.handed, want) {
+			t.Errorf("leases handed back %v, want %v", lc.handed, want)
+		}
+	})
 }

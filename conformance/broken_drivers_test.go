@@ -144,6 +144,29 @@ func (b transfersStaleTokens) Transfer(ctx context.Context, key, value, next str
 	return l, err
 }
 
+// leaseTransfers is a driver.LeaseTransferer that transfers by value,
+// as the memory driver does: intact.
+type leaseTransfers struct{ base }
+
+func (b leaseTransfers) Transfer(ctx context.Context, key, value, next string, ttl time.Duration) (driver.Lease, error) {
+	return b.in.(driver.Transferer).Transfer(ctx, key, value, next, ttl)
+}
+
+func (b leaseTransfers) TransferLease(ctx context.Context, key, value string, _ driver.Lease, next string, ttl time.Duration) (driver.Lease, error) {
+	return b.Transfer(ctx, key, value, next, ttl)
+}
+
+// leaseTransfersAnyone transfers the key it is handed a lease of from
+// whoever holds it.
+type leaseTransfersAnyone struct{ leaseTransfers }
+
+func (b leaseTransfersAnyone) TransferLease(ctx context.Context, key, value string, _ driver.Lease, next string, ttl time.Duration) (driver.Lease, error) {
+	if h := b.holder(ctx, key); h != "" {
+		value = h
+	}
+	return b.Transfer(ctx, key, value, next, ttl)
+}
+
 // silentReleases claims to announce releases but never does.
 type silentReleases struct{ base }
 

@@ -58,6 +58,13 @@ var variants = map[string]variant{
 		harness: memoryHarness(func(in driver.Conn) driver.Conn { return transfersStaleTokens{base{in}} }),
 		caught:  []string{"Driver_transfer"},
 	},
+	"leaseTransfersIntact": {
+		harness: memoryHarness(func(in driver.Conn) driver.Conn { return leaseTransfers{base{in}} }),
+	},
+	"leaseTransfersAnyone": {
+		harness: memoryHarness(func(in driver.Conn) driver.Conn { return leaseTransfersAnyone{leaseTransfers{base{in}}} }),
+		caught:  []string{"Driver_transferLease"},
+	},
 	"silentReleases": {
 		harness: memoryHarness(func(in driver.Conn) driver.Conn { return silentReleases{base{in}} }),
 		caught:  []string{"Acquire_waitsForRelease"},

@@ -132,3 +132,46 @@ func (s *suite) driverTransfer(t *testing.T) {
 		t.Errorf("Release: %v", err)
 	}
 }
+
+// driverTransferLease checks driver.LeaseTransferer as driverTransfer
+// checks Transfer: the holder's lease passes the key on, in one step, and
+// a lease that is no longer the key's passes nothing.
+func (s *suite) driverTransferLease(t *testing.T) {
+	ctx := s.ctxFor(t)
+	c := s.conn(t)
+	tr, ok := c.(driver.LeaseTransferer)
+	if !ok {
+		t.Skip("the driver transfers no leases it is handed")
+	}
+	k := key(t, "")
+	first, err := c.Acquire(ctx, k, "holder", s.h.TTL)
+	if err != nil {
+		t.Fatalf("Acquire: %v", err)
+	}
+	second, err := tr.TransferLease(ctx, k, "holder", first, "next", s.h.TTL)
+	if err != nil {
+		t.Fatalf("TransferLease by the holder: %v", err)
+	}
+	if s.h.Fencing && (!second.Fenced || second.Token <= first.Token) {
+		t.Errorf("token after TransferLease = %+v, want greater than %+v", second, first)
+	}
+	if _, err := c.Acquire(ctx, k, "third", s.h.TTL); !errors.Is(err, driver.ErrHeld) {
+		t.Errorf("Acquire right after a TransferLease = %v, want driver.ErrHeld: the key must never be free in between", err)
+	}
+	if _, err := tr.TransferLease(ctx, k, "holder", first, "thief", s.h.TTL); !errors.Is(err, driver.ErrNotHeld) {
+		t.Errorf("TransferLease of a lease already passed on = %v, want an error matching driver.ErrNotHeld", err)
+	}
+	third, err := tr.TransferLease(ctx, k, "next", second, "last", s.h.TTL)
+	if err != nil {
+		t.Fatalf("TransferLease by the new holder: %v", err)
+	}
+	if s.h.Fencing && third.Token <= second.Token {
+		t.Errorf("token after a second TransferLease = %d, want greater than %d", third.Token, second.Token)
+	}
+	if err := c.Release(ctx, k, "thief"); !errors.Is(err, driver.ErrNotHeld) {
+		t.Errorf("a refused TransferLease gave the key away: Release by its target = %v, want driver.ErrNotHeld", err)
+	}
+	if err := c.Release(ctx, k, "last"); err != nil {
+		t.Errorf("Release by the last holder: %v", err)
+	}
+}

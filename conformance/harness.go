@@ -99,6 +99,7 @@ func Run(t *testing.T, h Harness) {
 		{"Driver_ownership", s.driverOwnership},
 		{"Driver_noRevival", s.driverNoRevival},
 		{"Driver_transfer", s.driverTransfer},
+		{"Driver_transferLease", s.driverTransferLease},
 		{"Misconfigured_failsFast", s.misconfigured},
 	}
 	cases = append(cases, s.electionCases()...)

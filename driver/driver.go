@@ -22,8 +22,8 @@
 // may have made before it creates again.
 //
 // Optional capabilities are separate interfaces. A [Conn] may implement
-// [Extender], [LeaseConn], [Waiter], [Transferer], [Pinger], [Inspector],
-// [Dropper] and [SettingsChecker]. A [Driver] may implement [DialerDriver]. The core
+// [Extender], [LeaseConn], [Waiter], [Transferer], [LeaseTransferer],
+// [Pinger], [Inspector], [Dropper] and [SettingsChecker]. A [Driver] may implement [DialerDriver]. The core
 // discovers them by type assertion and documents what it does without
 // them.
 //
@@ -188,6 +188,16 @@ type Transferer interface {
 	// The key is never free in between, so the transfer is not announced
 	// as a release. An expired lease must never be transferred.
 	Transfer(ctx context.Context, key, value, next string, ttl time.Duration) (Lease, error)
+}
+
+// LeaseTransferer is implemented by a [LeaseConn] that is a [Transferer]
+// and can use the grant's [Lease] to transfer it, to skip a read of the
+// key's revision say. The core then calls TransferLease instead of
+// Transferer.Transfer.
+type LeaseTransferer interface {
+	// TransferLease is Transferer.Transfer for the grant lease, as last
+	// returned by Acquire or ExtendLease.
+	TransferLease(ctx context.Context, key, value string, lease Lease, next string, ttl time.Duration) (Lease, error)
 }
 
 // Waiter is implemented by a [Conn] whose backend can announce releases.

@@ -36,13 +36,15 @@ type conn struct {
 }
 
 var (
-	_ driver.Conn      = (*conn)(nil)
-	_ driver.Extender  = (*conn)(nil)
-	_ driver.LeaseConn = (*conn)(nil)
-	_ driver.Waiter    = (*conn)(nil)
-	_ driver.Pinger    = (*conn)(nil)
-	_ driver.Inspector = (*conn)(nil)
-	_ driver.Dropper   = (*conn)(nil)
+	_ driver.Conn            = (*conn)(nil)
+	_ driver.Extender        = (*conn)(nil)
+	_ driver.LeaseConn       = (*conn)(nil)
+	_ driver.Transferer      = (*conn)(nil)
+	_ driver.LeaseTransferer = (*conn)(nil)
+	_ driver.Waiter          = (*conn)(nil)
+	_ driver.Pinger          = (*conn)(nil)
+	_ driver.Inspector       = (*conn)(nil)
+	_ driver.Dropper         = (*conn)(nil)
 )
 
 func newConn(js jetstream.JetStream, cfg Config, own bool) *conn {
@@ -240,6 +242,64 @@ func (c *conn) ExtendLease(ctx context.Context, key, value string, lease driver.
 // out. Reporting the lease not held instead would leave a release that
 // lost to its own extension holding the key for another TTL.
 func inFlight(ctx context.Context) { pause(ctx, pauseInFlight) }
+
+// TransferLease writes next to key for ttl, on the condition that the
+// key's last revision is the lease's. That is one write of the stream,
+// where a release and an acquisition take two. The write is not a
+// release, so no marker wakes other clients' waiters. The token is the
+// transfer's revision. If the condition fails, the key is read at the
+// stream leader, as ExtendLease does. Next holding it there means an
+// earlier sending of this call landed and its answer was lost.
+func (c *conn) TransferLease(ctx context.Context, key, value string, lease driver.Lease, next string, ttl time.Duration) (driver.Lease, error) {
+	rev, ok := lease.State.(uint64)
+	if !ok {
+		return driver.Lease{}, errors.New("nats: transfer: a lease of another driver")
+	}
+	return c.transfer(ctx, key, value, next, ttl, rev)
+}
+
+// Transfer is TransferLease for the lease read from the stream leader.
+func (c *conn) Transfer(ctx context.Context, key, value, next string, ttl time.Duration) (driver.Lease, error) {
+	return c.transfer(ctx, key, value, next, ttl, 0)
+}
+
+// transfer writes next to key on the condition that its last revision is
+// rev, or, with rev 0, the revision it reads first.
+func (c *conn) transfer(ctx context.Context, key, value, next string, ttl time.Duration, rev uint64) (driver.Lease, error) {
+	ctx, done := c.bound(ctx)
+	defer done()
+	subj := c.subject(key)
+	var refused uint64 // the revision the leader last refused a write on
+	for n := 0; n < tries; {
+		if rev == 0 {
+			e, err := c.last(ctx, subj)
+			if err != nil {
+				return driver.Lease{}, fail(ctx, "transfer", err)
+			}
+			c.hints.saw(subj, e)
+			switch {
+			case e.live && e.value == next:
+				return grant(e.token, e.rev), nil
+			case !e.live || e.value != value:
+				return driver.Lease{}, driver.ErrNotHeld
+			case e.rev == refused:
+				inFlight(ctx) // another write of the key waits for its quorum
+			case refused != 0:
+				n++ // an extension whose answer was lost moved the key
+			}
+			rev = e.rev
+		}
+		ack, _, err := c.send(ctx, put(subj, next, ttl, rev, 0))
+		switch {
+		case err == nil:
+			return grant(ack.Sequence, ack.Sequence), nil
+		case !wrongSequence(err):
+			return driver.Lease{}, fail(ctx, "transfer", err)
+		}
+		refused, rev = rev, 0
+	}
+	return driver.Lease{}, driver.ErrNotHeld
+}
 
 // Extend is ExtendLease for a lease read from the stream leader.
 func (c *conn) Extend(ctx context.Context, key, value string, ttl time.Duration) error {
