@@ -33,8 +33,10 @@ func TestRunElection_catchesAnElectionNotShared(t *testing.T) {
 	if len(rep.WorkerErrors) > 0 {
 		t.Fatalf("workers failed: %v", rep.WorkerErrors)
 	}
-	if rep.Acquired == 0 || rep.Faults["kill-leader"] == 0 {
-		t.Fatalf("no terms, or no leader killed: %v", rep)
+	// The nemesis need not have killed a leader: on a loaded machine a
+	// short run deals few faults, and the processes overlap without any.
+	if rep.Acquired == 0 {
+		t.Fatalf("no terms: %v", rep)
 	}
 	if rep.Overlaps == 0 {
 		t.Errorf("an election not shared between processes: %d overlapping terms, want some", rep.Overlaps)
