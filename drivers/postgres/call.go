@@ -134,11 +134,11 @@ func (c *conn) fail(cl *call, err error) error {
 	if !cl.fast() {
 		return c.failSlow(cl.ctx, err)
 	}
-	timedOut := pgconn.Timeout(err) || errors.Is(err, os.ErrDeadlineExceeded)
+	timedOut := pgconn.Timeout(err) || errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, context.DeadlineExceeded)
 	switch {
 	case timedOut && c.cut.Load():
 		return fmt.Errorf("%w: %w", errClosed, err)
-	case timedOut && !time.Now().Before(cl.until):
+	case timedOut && cl.ctx.Err() == nil && !time.Now().Before(cl.until):
 		return requestTimedOut(err, c.timeout)
 	}
 	return failure(cl.ctx, err, c.timeout)
