@@ -19,9 +19,9 @@
 //     [SilentServerIsUnavailable], the checks that a broken backend keeps
 //     callers' deadlines.
 //   - Wake-ups: [ReleaseWakes], the check that a release wakes a waiter.
-//   - Benchmarks: [BenchAcquireRelease], [BenchParallelPaired] and
-//     [BenchHandoff], the driver beside a baseline written by hand, in
-//     the same run.
+//   - Benchmarks: [BenchAcquireRelease], [BenchParallelPaired],
+//     [BenchAlternating] and [BenchHandoff], the driver beside a baseline
+//     written by hand, in the same run.
 //
 // The package is in the core module and imports no backend's client, so
 // that a driver's module that uses it pulls in no other backend. Its

@@ -12,8 +12,11 @@
 //
 // A program that already has a pool passes it to [New], and the connector
 // to lock.OpenConnector. Otherwise each lock.Client gets a pgx pool of its
-// own; either way a client takes one more connection, to listen on, the
-// first time it waits for a key.
+// own, of at least [DefaultMaxConns] (16) connections unless the DSN sets
+// pool_max_conns: a call holds a connection for one round trip, and calls
+// that find them all in use wait. Connections are opened only when calls
+// need them at once. Either way a client takes one more connection, to
+// listen on, the first time it waits for a key.
 //
 // The DSN is anything pgx accepts: a postgres:// or postgresql:// URL or a
 // keyword/value string, with pgxpool's pool_* parameters. It must name its

@@ -65,6 +65,9 @@ func parseDSN(s string) (settings, error) {
 		return settings{}, fmt.Errorf("invalid DSN: %w: write postgres://host/dbname or host=... dbname=..., "+
 			"or add %s=true to take what it leaves out from PGHOST, PGDATABASE and libpq's defaults", err, paramLibpqEnv)
 	}
+	if !setsPoolSize(s) {
+		pc.MaxConns = max(pc.MaxConns, DefaultMaxConns)
+	}
 	timeout := cfg.requestTimeout()
 	if pc.ConnConfig.ConnectTimeout == 0 {
 		// Pool connections are made in the background, whoever waits for
@@ -79,6 +82,25 @@ func parseDSN(s string) (settings, error) {
 		}
 	}
 	return settings{pool: pc, config: cfg}, nil
+}
+
+// DefaultMaxConns is the least number of connections that a pool of the
+// driver's own may open when the DSN sets no pool_max_conns: pgx's own
+// default, the greater of 4 and the number of CPUs, is raised to it. A
+// lock's call holds a connection for one round trip, and a call that
+// finds every connection in use waits for one, which costs more CPU than
+// the round trip itself (DESIGN.md, "The pool"). Connections are opened
+// only when calls need them at once.
+const DefaultMaxConns = 16
+
+// setsPoolSize reports whether the DSN s sets pool_max_conns.
+func setsPoolSize(s string) bool {
+	cc, err := pgconn.ParseConfig(s)
+	if err != nil {
+		return false
+	}
+	_, ok := cc.RuntimeParams["pool_max_conns"]
+	return ok
 }
 
 // takeParams removes the driver's parameters from rp, pgx's runtime

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -106,5 +107,27 @@ func TestNewTable(t *testing.T) {
 	tb, _ := newTable("app.Locks")
 	if tb.ident != `"app"."Locks"` || !strings.Contains(tb.release, `pg_notify('app.Locks', key)`) || tb.listen != `LISTEN "app.Locks"` {
 		t.Errorf("table app.Locks: ident %s, listen %s, release %s", tb.ident, tb.listen, tb.release)
+	}
+}
+
+// A DSN without pool_max_conns gets a pool of at least DefaultMaxConns
+// connections; one that sets it gets what it sets, fewer included.
+func TestParseDSN_poolSize(t *testing.T) {
+	for _, tc := range []struct {
+		dsn  string
+		want int32
+	}{
+		{"postgres://u@h/db", max(DefaultMaxConns, 4, int32(runtime.NumCPU()))},
+		{"host=h dbname=db", max(DefaultMaxConns, 4, int32(runtime.NumCPU()))},
+		{"postgres://u@h/db?pool_max_conns=2", 2},
+		{"host=h dbname=db pool_max_conns=40", 40},
+	} {
+		st, err := parseDSN(tc.dsn)
+		if err != nil {
+			t.Fatalf("parseDSN(%q): %v", tc.dsn, err)
+		}
+		if got := st.pool.MaxConns; got != tc.want {
+			t.Errorf("%q: MaxConns %d, want %d", tc.dsn, got, tc.want)
+		}
 	}
 }

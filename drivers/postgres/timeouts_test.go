@@ -233,6 +233,45 @@ func TestTryAcquire_stalledServerKeepsCallerDeadline(t *testing.T) {
 	}
 }
 
+// On the fast path (no caller's deadline, a free connection), the pool's
+// ping of a connection idle for more than a second ends at the request
+// timeout when the server stopped answering, and so does the new
+// connection the pool tries next: the call fails with an error matching
+// ErrUnavailable within the request timeout, and the release of what it
+// might have taken is answered at once, since no statement left.
+func TestTryAcquire_stalledServerIdleConnectionEndsWithinRequestTimeout(t *testing.T) {
+	dsn := server(t)
+	p := newStallProxy(t, hostOf(t, dsn))
+	const timeout = time.Second
+	c := open(t, drivertest.WithParams(strings.Replace(dsn, hostOf(t, dsn), p.addr, 1),
+		"distlock_table", freshTable(t, dsn), "distlock_request_timeout", timeout.String()))
+	if err := c.Ping(drivertest.Context(t, 10*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	p.stall()
+	time.Sleep(1100 * time.Millisecond)
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.TryAcquire(context.Background(), "stalled")
+		done <- err
+	}()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(10 * timeout):
+		t.Fatalf("TryAcquire has not returned after %v, with a request timeout of %v", 10*timeout, timeout)
+	}
+	took := time.Since(start)
+	t.Logf("TryAcquire took %v: %v", took, err)
+	if !errors.Is(err, lock.ErrUnavailable) {
+		t.Errorf("error %v does not match ErrUnavailable", err)
+	}
+	if took > timeout+slack {
+		t.Errorf("TryAcquire took %v, over the request timeout of %v", took, timeout)
+	}
+}
+
 // Do's function is cancelled at the lock's ValidUntil when the server
 // stops answering while it runs, whatever the extensions and the release
 // do against the stalled server.
