@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/distlock/lock/driver"
@@ -26,10 +25,6 @@ type conn struct {
 	t       *table
 	ln      *listener
 	timeout time.Duration // the request timeout
-
-	slots slots       // an own pool's connections, for the fast path (see call); nil for a pool from New
-	live  *live       // an own pool's connections, for Close to cut short; nil for a pool from New
-	cut   atomic.Bool // Close has cut the connections short
 
 	callsMu sync.Mutex
 	calls   map[context.Context]context.CancelFunc // the calls in flight, for Close to end
@@ -55,22 +50,15 @@ var (
 	_ driver.Inspector  = (*conn)(nil)
 )
 
-// newConn returns a connection on pool. For a pool of the driver's own,
-// l holds the pool's connections (see ownPool); for a pool from New, it is
-// nil.
-func newConn(pool *pgxpool.Pool, owned bool, l *live, t *table, timeout time.Duration) *conn {
+func newConn(pool *pgxpool.Pool, owned bool, t *table, timeout time.Duration) *conn {
 	c := &conn{
 		pool:    pool,
 		owned:   owned,
 		t:       t,
 		timeout: timeout,
-		live:    l,
 		calls:   make(map[context.Context]context.CancelFunc),
 		watched: make(map[string]time.Time),
 		held:    make(map[string]struct{}),
-	}
-	if l != nil {
-		c.slots = make(slots, pool.Config().MaxConns)
 	}
 	c.ln = newListener(t.name, c.listenConn)
 	return c
@@ -104,9 +92,9 @@ func (c *conn) request(ctx context.Context) (_ context.Context, done func()) {
 	}
 }
 
-// failSlow marks err, the failure of a call under ctx, as errClosed if
-// Close ended the call, and as [failure] does otherwise.
-func (c *conn) failSlow(ctx context.Context, err error) error {
+// fail marks err, the failure of a call under ctx, as errClosed if Close
+// ended the call, and as [failure] does otherwise.
+func (c *conn) fail(ctx context.Context, err error) error {
 	if errors.Is(context.Cause(ctx), context.Canceled) {
 		c.callsMu.Lock()
 		closed := c.closed
@@ -133,18 +121,20 @@ func (c *conn) Acquire(ctx context.Context, key, value string, ttl time.Duration
 	if wasHeld {
 		q = c.t.acquireGuarded
 	}
-	cl, err := c.begin(ctx)
-	defer c.end(&cl)
+	ctx, done := c.request(ctx)
+	defer done()
+	pc, err := c.pool.Acquire(ctx)
 	if err != nil {
 		c.unsent.add(value)
-		return driver.Lease{}, c.fail(&cl, err)
+		return driver.Lease{}, c.fail(ctx, err)
 	}
+	defer pc.Release()
 	var fence int64
-	err = cl.pc.QueryRow(cl.ctx, q, key, value, interval(ttl)).Scan(&fence)
+	err = pc.QueryRow(ctx, q, key, value, interval(ttl)).Scan(&fence)
 	if err != nil && pgconn.SafeToRetry(err) {
 		c.unsent.add(value)
 	}
-	lease, err := c.leaseOf(&cl, fence, err, driver.ErrHeld)
+	lease, err := c.leaseOf(ctx, fence, err, driver.ErrHeld)
 	switch {
 	case err == nil && wasHeld:
 		c.heldMu.Lock()
@@ -161,38 +151,26 @@ func (c *conn) Acquire(ctx context.Context, key, value string, ttl time.Duration
 	return lease, err
 }
 
-// leaseOf is the outcome of a statement of the call cl that returns the
-// fence of a lease it granted, given the error of scanning it: the lease,
-// or none if no row came back, or the backend's error.
-func (c *conn) leaseOf(cl *call, fence int64, err, none error) (driver.Lease, error) {
+// leaseOf is the outcome of a statement under ctx that returns the fence
+// of a lease it granted, given the error of scanning it: the lease, or
+// none if no row came back, or the backend's error.
+func (c *conn) leaseOf(ctx context.Context, fence int64, err, none error) (driver.Lease, error) {
 	switch {
 	case err == nil:
 		return driver.Lease{Token: uint64(fence), Fenced: true}, nil
 	case errors.Is(err, pgx.ErrNoRows):
 		return driver.Lease{}, none
 	}
-	return driver.Lease{}, c.fail(cl, err)
-}
-
-// exec runs one statement that returns no rows, in a call of its own.
-func (c *conn) exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	cl, err := c.begin(ctx)
-	defer c.end(&cl)
-	if err != nil {
-		return pgconn.CommandTag{}, c.fail(&cl, err)
-	}
-	tag, err := cl.pc.Exec(cl.ctx, sql, args...)
-	if err != nil {
-		return tag, c.fail(&cl, err)
-	}
-	return tag, nil
+	return driver.Lease{}, c.fail(ctx, err)
 }
 
 func (c *conn) Extend(ctx context.Context, key, value string, ttl time.Duration) error {
-	tag, err := c.exec(ctx, c.t.extend, key, value, interval(ttl))
+	ctx, done := c.request(ctx)
+	defer done()
+	tag, err := c.pool.Exec(ctx, c.t.extend, key, value, interval(ttl))
 	switch {
 	case err != nil:
-		return err
+		return c.fail(ctx, err)
 	case tag.RowsAffected() == 0:
 		return driver.ErrNotHeld
 	}
@@ -201,14 +179,11 @@ func (c *conn) Extend(ctx context.Context, key, value string, ttl time.Duration)
 
 // Transfer gives key, held by value, to next, in one statement.
 func (c *conn) Transfer(ctx context.Context, key, value, next string, ttl time.Duration) (driver.Lease, error) {
-	cl, err := c.begin(ctx)
-	defer c.end(&cl)
-	if err != nil {
-		return driver.Lease{}, c.fail(&cl, err)
-	}
+	ctx, done := c.request(ctx)
+	defer done()
 	var fence int64
-	err = cl.pc.QueryRow(cl.ctx, c.t.transfer, key, value, next, interval(ttl)).Scan(&fence)
-	return c.leaseOf(&cl, fence, err, driver.ErrNotHeld)
+	err := c.pool.QueryRow(ctx, c.t.transfer, key, value, next, interval(ttl)).Scan(&fence)
+	return c.leaseOf(ctx, fence, err, driver.ErrNotHeld)
 }
 
 // Release releases key if value holds it, in one statement, unless
@@ -217,10 +192,12 @@ func (c *conn) Release(ctx context.Context, key, value string) error {
 	if c.unsent.take(value) {
 		return driver.ErrNotHeld
 	}
-	tag, err := c.exec(ctx, c.t.release, key, value)
+	ctx, done := c.request(ctx)
+	defer done()
+	tag, err := c.pool.Exec(ctx, c.t.release, key, value)
 	switch {
 	case err != nil:
-		return err
+		return c.fail(ctx, err)
 	case tag.RowsAffected() == 0:
 		return driver.ErrNotHeld
 	}
@@ -233,17 +210,14 @@ func (c *conn) Inspect(ctx context.Context, key string) (driver.Holder, bool, er
 		fence  int64
 		micros int64
 	)
-	cl, err := c.begin(ctx)
-	defer c.end(&cl)
-	if err != nil {
-		return driver.Holder{}, false, c.fail(&cl, err)
-	}
-	err = cl.pc.QueryRow(cl.ctx, c.t.inspect, key).Scan(&h.Value, &fence, &micros)
+	ctx, done := c.request(ctx)
+	defer done()
+	err := c.pool.QueryRow(ctx, c.t.inspect, key).Scan(&h.Value, &fence, &micros)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return driver.Holder{}, false, nil
 	case err != nil:
-		return driver.Holder{}, false, c.fail(&cl, err)
+		return driver.Holder{}, false, c.fail(ctx, err)
 	}
 	h.TTL = time.Duration(max(micros, 0)) * time.Microsecond
 	h.Lease = driver.Lease{Token: uint64(fence), Fenced: true}
@@ -251,13 +225,10 @@ func (c *conn) Inspect(ctx context.Context, key string) (driver.Holder, bool, er
 }
 
 func (c *conn) Ping(ctx context.Context) error {
-	cl, err := c.begin(ctx)
-	defer c.end(&cl)
-	if err == nil {
-		err = cl.pc.Ping(cl.ctx)
-	}
-	if err != nil {
-		return c.fail(&cl, err)
+	ctx, done := c.request(ctx)
+	defer done()
+	if err := c.pool.Ping(ctx); err != nil {
+		return c.fail(ctx, err)
 	}
 	return nil
 }
@@ -286,9 +257,9 @@ func (c *conn) Watch(ctx context.Context, key string) (driver.Watch, error) {
 	if ok && now.Sub(at) < watchedMemory {
 		return w, nil
 	}
-	if _, err := c.exec(ctx, c.t.watch, key); err != nil {
+	if _, err := c.pool.Exec(ctx, c.t.watch, key); err != nil {
 		w.Close()
-		return nil, err
+		return nil, c.fail(ctx, err)
 	}
 	c.mu.Lock()
 	if len(c.watched) >= watchedKeys {
@@ -302,23 +273,11 @@ func (c *conn) Watch(ctx context.Context, key string) (driver.Watch, error) {
 // listenConn takes a connection out of the pool for good (so that it is
 // made like the others, with the pool's hooks) and listens on it.
 func (c *conn) listenConn(ctx context.Context) (*pgx.Conn, error) {
-	if c.slots != nil {
-		select {
-		case c.slots <- struct{}{}:
-			defer func() { <-c.slots }()
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
 	pc, err := c.pool.Acquire(ctx)
 	if err != nil {
 		return nil, err
 	}
 	lc := pc.Hijack()
-	if c.live != nil {
-		c.live.remove(lc.PgConn())
-		lc.PgConn().Conn().SetDeadline(time.Time{}) // a past fast call's
-	}
 	if _, err := lc.Exec(ctx, c.t.listen); err != nil {
 		closeConn(lc)
 		return nil, err
@@ -339,10 +298,6 @@ func (c *conn) Close() error {
 			cancel()
 		}
 		c.callsMu.Unlock()
-		c.cut.Store(true)
-		if c.live != nil {
-			c.live.cut()
-		}
 		done := make(chan struct{})
 		go func() {
 			defer close(done)

@@ -106,13 +106,9 @@ func (c *Connector) Connect(ctx context.Context) (driver.Conn, error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, c.timeout, errTimedOut)
 	defer cancel()
 	pool, owned := c.pool, false
-	var l *live
 	if pool == nil {
-		l = new(live)
-		cfg := c.poolCfg.Copy()
-		ownPool(cfg, l)
 		var err error
-		pool, err = pgxpool.NewWithConfig(ctx, cfg)
+		pool, err = pgxpool.NewWithConfig(ctx, c.poolCfg.Copy())
 		if err != nil {
 			return nil, fmt.Errorf("postgres: %w", err)
 		}
@@ -124,7 +120,7 @@ func (c *Connector) Connect(ctx context.Context) (driver.Conn, error) {
 		}
 		return nil, failure(ctx, err, c.timeout)
 	}
-	return newConn(pool, owned, l, c.t, c.timeout), nil
+	return newConn(pool, owned, c.t, c.timeout), nil
 }
 
 // String describes the connector without its password: server (with the

@@ -22,14 +22,11 @@ const settingsQuery = `SELECT current_setting('synchronous_commit'), current_set
 // the pool sees them, and its standbys. See DESIGN.md ("The settings
 // check").
 func (c *conn) CheckSettings(ctx context.Context) ([]driver.Finding, error) {
-	cl, err := c.begin(ctx)
-	defer c.end(&cl)
-	if err != nil {
-		return nil, c.fail(&cl, err)
-	}
+	ctx, done := c.request(ctx)
+	defer done()
 	var s serverSettings
-	if err := cl.pc.QueryRow(cl.ctx, settingsQuery).Scan(&s.syncCommit, &s.fsync, &s.async, &s.unknown); err != nil {
-		return nil, c.fail(&cl, err)
+	if err := c.pool.QueryRow(ctx, settingsQuery).Scan(&s.syncCommit, &s.fsync, &s.async, &s.unknown); err != nil {
+		return nil, c.fail(ctx, err)
 	}
 	return s.judge(), nil
 }
