@@ -69,7 +69,6 @@ type round struct {
 	timeout    time.Duration      // the node timeout: past it, a node that seems hung is given up (see judge)
 	since      int64              // when the round began, in ns after the Redlock's epoch
 	sync       bool               // one node, asked on the caller's goroutine
-	gaveUp     atomic.Uint64      // bit i: the round gave node i up as hung, and counted that as its timeout
 	askedAlone uint64             // bit i: node i was asked alone first, on the caller's goroutine
 	running    atomic.Int32       // requests not yet ended
 	ended      atomic.Uint64      // bit i: node i's request has ended
@@ -149,7 +148,7 @@ func (rd *round) do(i int) reply {
 		return reply{err: &NodeError{Node: node.String(), Err: errNodeHung}, unasked: true}
 	}
 	yes, val, err := rd.kind.ask(rd.nctx, i, node)
-	h.end(rd.r.epoch, rd.nctx, req, err, rd.gaveUp.Load()&(1<<i) != 0)
+	h.end(rd.r.epoch, rd.nctx, req, err)
 	if err != nil {
 		return reply{err: &NodeError{Node: node.String(), Err: err}}
 	}
@@ -318,7 +317,7 @@ func (rd *round) nextOrGiveUp(lose int) (int, reply, bool) {
 // another node answered since (see seemsHung). A node that answers other
 // requests, or is silent together with every other node (a client or a
 // machine too busy to read their answers), is waited for, up to the
-// round's limit. Giving a node up counts as its timeout.
+// round's limit. Giving a node up makes it unhealthy (see health.gaveUp).
 func (rd *round) judge() {
 	if !rd.watch.onTime() {
 		return
@@ -328,7 +327,6 @@ func (rd *round) judge() {
 		if rd.tallied&(1<<i) != 0 || rd.ended.Load()&(1<<i) != 0 || !rd.seemsHung(i, now) {
 			continue
 		}
-		rd.gaveUp.Or(1 << i)
 		rd.r.health[i].gaveUp(now, rd.timeout)
 		rd.watch.hung |= 1 << i
 	}
