@@ -66,7 +66,8 @@ type round struct {
 	nctx       context.Context    // the requests': ends at the round's limit (see Redlock.limit)
 	cancel     context.CancelFunc // ends nctx once the last request ended
 	ttl        time.Duration      // of an acquisition or extension, which bounds the timeout; 0 for other rounds
-	timeout    time.Duration      // the node timeout: past it, a node that seems hung is given up (see judge)
+	timeout    time.Duration      // the node timeout, backed off
+	judgeAfter time.Duration      // the node timeout without its backoff: past it, a node that seems hung is given up (see judge)
 	since      int64              // when the round began, in ns after the Redlock's epoch
 	sync       bool               // one node, asked on the caller's goroutine
 	askedAlone uint64             // bit i: node i was asked alone first, on the caller's goroutine
@@ -100,6 +101,7 @@ func (rd *round) begin(ctx context.Context, r *Redlock, k kind, ttl time.Duratio
 	rd.n = len(r.nodes)
 	rd.quorum = rd.n/2 + 1
 	rd.timeout = r.roundTimeout(ttl)
+	rd.judgeAfter = r.timeout(ttl, false)
 	rd.since = int64(time.Since(r.epoch))
 	limit := rd.timeout // one node, asked on the caller's goroutine: nothing can judge it meanwhile
 	if rd.n > 1 {
@@ -265,7 +267,7 @@ func (rd *round) wait(patience <-chan time.Time) (int, reply, bool) {
 			return i, rep, true
 		case <-patience:
 			return 0, reply{}, false
-		case <-rd.watch.tick(&rd.r.timers, rd.timeout):
+		case <-rd.watch.tick(&rd.r.timers, rd.judgeAfter):
 			rd.judge()
 		}
 	}
@@ -327,7 +329,7 @@ func (rd *round) judge() {
 		if rd.tallied&(1<<i) != 0 || rd.ended.Load()&(1<<i) != 0 || !rd.seemsHung(i, now) {
 			continue
 		}
-		rd.r.health[i].gaveUp(now, rd.timeout)
+		rd.r.health[i].gaveUp(now, rd.judgeAfter)
 		rd.watch.hung |= 1 << i
 	}
 }
@@ -335,7 +337,8 @@ func (rd *round) judge() {
 // seemsHung reports whether node i, whose request is still out at now,
 // seems hung. Another node answered the round a grace or more ago, which
 // shows that the client reads answers. Node i has answered nothing, to
-// this round or another, for the round's timeout, and for twice as long
+// this round or another, for the round's timeout (without its backoff:
+// a give-up backs it off), and for twice as long
 // as the round's first answer took and a grace more: nodes that are slow
 // together (a link, a loaded server or client) answer within that of each
 // other. A node that answers other rounds is no hung node: its socket
@@ -346,7 +349,7 @@ func (rd *round) seemsHung(i int, now int64) bool {
 		return false // no evidence yet that the client reads answers
 	}
 	silent := now - max(rd.r.health[i].answered.Load(), rd.since)
-	return silent >= int64(rd.timeout) && silent >= 2*(first-rd.since)+int64(rd.watch.grace)
+	return silent >= int64(rd.judgeAfter) && silent >= 2*(first-rd.since)+int64(rd.watch.grace)
 }
 
 // stopTimers stops the round's timers.
