@@ -248,6 +248,22 @@ func IsTimeout(err error) bool {
 	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &t) && t.Timeout()
 }
 
+// errStalled stands, for a node's health, for a request that timed out
+// while no other node answered either (see Redlock.othersAnswered): no
+// timeout of the node's own.
+var errStalled = errors.New("every node was silent: the client stalled")
+
+// othersAnswered reports whether a node other than i answered since start.
+func (r *Redlock) othersAnswered(i int, start time.Time) bool {
+	since := int64(start.Sub(r.epoch))
+	for j := range r.health {
+		if j != i && r.health[j].answered.Load() > since {
+			return true
+		}
+	}
+	return false
+}
+
 // healthy reports whether node i has answered since its last timeout.
 func (r *Redlock) healthy(i int) bool { return r.health[i].healthy() }
 

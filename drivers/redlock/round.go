@@ -150,7 +150,14 @@ func (rd *round) do(i int) reply {
 		return reply{err: &NodeError{Node: node.String(), Err: errNodeHung}, unasked: true}
 	}
 	yes, val, err := rd.kind.ask(rd.nctx, i, node)
-	h.end(rd.r.epoch, rd.nctx, req, err)
+	if err != nil && rd.n > 1 && !rd.r.othersAnswered(i, req.start) {
+		// Every node was silent as long: the client or the machine
+		// stalled, and no node can be told hung. The request failed, and
+		// its node's breaker does not count it.
+		h.end(rd.r.epoch, rd.nctx, req, errStalled)
+	} else {
+		h.end(rd.r.epoch, rd.nctx, req, err)
+	}
 	if err != nil {
 		return reply{err: &NodeError{Node: node.String(), Err: err}}
 	}
