@@ -133,7 +133,10 @@ func openBreakers(t *testing.T, hung []int) (*Redlock, []*fakeNode) {
 	for _, i := range hung {
 		fs[i].setHang(true)
 	}
-	for n := 0; ; n++ {
+	// Rounds give the hung nodes up at once, but only their requests' own
+	// timeouts, at the rounds' limit (MaxNodeTimeout here), open the
+	// breakers.
+	for deadline := time.Now().Add(5 * MaxNodeTimeout); ; {
 		open := true
 		for _, i := range hung {
 			open = open && r.health[i].open()
@@ -141,10 +144,11 @@ func openBreakers(t *testing.T, hung []int) (*Redlock, []*fakeNode) {
 		if open {
 			return r, fs
 		}
-		if n == 10 {
-			t.Fatal("10 rounds did not open the hung nodes' breakers")
+		if time.Now().After(deadline) {
+			t.Fatalf("rounds for %v did not open the hung nodes' breakers", 5*MaxNodeTimeout)
 		}
 		r.Acquire(t.Context(), "opening", "v", 10*time.Second)
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 

@@ -61,6 +61,7 @@ var errPresumedHung = errors.New("not waited for: it stopped answering (its prob
 // timer.
 type health struct {
 	timeouts atomic.Int32 // in a row
+	gaveUps  atomic.Int32 // silences in a row that rounds gave the node up for (see gaveUp)
 	probing  atomic.Bool  // a request is out to the open node
 	inflight atomic.Int32 // requests out
 	answered atomic.Int64 // when the node last answered, in ns after the Redlock's epoch
@@ -101,14 +102,11 @@ func (h *health) begin(epoch time.Time, timeout time.Duration) (request, bool) {
 }
 
 // end records how req, sent under nctx, ended: an answer is a round trip
-// to learn from, and a timeout backs the node's timeout off. gaveUp tells
-// that its round gave the request up as hung (see round.judge), which
-// counted its timeout then: its end does not count it again.
-func (h *health) end(epoch time.Time, nctx context.Context, req request, err error, gaveUp bool) {
+// to learn from, and a timeout backs the node's timeout off (once per
+// backoff level: a round that gave the request up, see round.judge, may
+// have backed it off already).
+func (h *health) end(epoch time.Time, nctx context.Context, req request, err error) {
 	now := time.Now()
-	if gaveUp && err != nil {
-		err = context.Canceled // counted already: neither an answer nor a second timeout
-	}
 	timeout := h.done(nctx, int64(now.Sub(epoch)), req.probe, err)
 	switch {
 	case err == nil:
@@ -118,22 +116,26 @@ func (h *health) end(epoch time.Time, nctx context.Context, req request, err err
 	}
 }
 
-// gaveUp counts a request that its round gave up as hung at now (ns
-// after the epoch; see round.judge) as a timeout, before the request ends:
-// once per timeout of silence. Every round with a request out to a silent
-// node gives it up at about the same moment, and counted each, one
-// silence of a healthy node on a loaded machine would open its breaker.
+// gaveUp records that a round gave the node up as hung at now (ns after
+// the epoch; see round.judge), before its request ends: once per timeout
+// of silence, since every round with a request out to a silent node gives
+// it up at about the same moment. The node is no longer healthy, and its
+// timeout backs off; but only its requests' own timeouts, at their
+// round's limit, open its breaker. A node that a loaded machine left
+// silent for a few timeouts is not shut out: before this, counted as
+// timeouts, such silences opened breakers on healthy nodes beside 16
+// goroutines, and operations failed for want of them.
 func (h *health) gaveUp(now int64, timeout time.Duration) {
 	last := h.gaveUpAt.Load()
 	if now-last < int64(timeout) || !h.gaveUpAt.CompareAndSwap(last, now) {
 		return
 	}
-	h.timeouts.Add(1)
+	h.gaveUps.Add(1)
 	h.backOff(h.backoff.Load())
 }
 
 // healthy reports whether the node has answered since its last timeout.
-func (h *health) healthy() bool { return h.timeouts.Load() == 0 }
+func (h *health) healthy() bool { return h.timeouts.Load() == 0 && h.gaveUps.Load() == 0 }
 
 // open reports whether the breaker is open: the node is presumed hung.
 func (h *health) open() bool { return h.timeouts.Load() >= breakAfter }
@@ -167,6 +169,7 @@ func (h *health) done(nctx context.Context, now int64, probe bool, err error) (t
 	switch {
 	case err == nil:
 		h.timeouts.Store(0)
+		h.gaveUps.Store(0)
 		h.answered.Store(now)
 	case timedOut(nctx, err):
 		h.timeouts.Add(1)
@@ -243,6 +246,22 @@ func timedOut(nctx context.Context, err error) bool {
 func IsTimeout(err error) bool {
 	var t interface{ Timeout() bool }
 	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &t) && t.Timeout()
+}
+
+// errStalled stands, for a node's health, for a request that timed out
+// while no other node answered either (see Redlock.othersAnswered): no
+// timeout of the node's own.
+var errStalled = errors.New("every node was silent: the client stalled")
+
+// othersAnswered reports whether a node other than i answered since start.
+func (r *Redlock) othersAnswered(i int, start time.Time) bool {
+	since := int64(start.Sub(r.epoch))
+	for j := range r.health {
+		if j != i && r.health[j].answered.Load() > since {
+			return true
+		}
+	}
+	return false
 }
 
 // healthy reports whether node i has answered since its last timeout.

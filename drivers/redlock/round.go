@@ -66,10 +66,10 @@ type round struct {
 	nctx       context.Context    // the requests': ends at the round's limit (see Redlock.limit)
 	cancel     context.CancelFunc // ends nctx once the last request ended
 	ttl        time.Duration      // of an acquisition or extension, which bounds the timeout; 0 for other rounds
-	timeout    time.Duration      // the node timeout: past it, a node that seems hung is given up (see judge)
+	timeout    time.Duration      // the node timeout, backed off
+	judgeAfter time.Duration      // the node timeout without its backoff: past it, a node that seems hung is given up (see judge)
 	since      int64              // when the round began, in ns after the Redlock's epoch
 	sync       bool               // one node, asked on the caller's goroutine
-	gaveUp     atomic.Uint64      // bit i: the round gave node i up as hung, and counted that as its timeout
 	askedAlone uint64             // bit i: node i was asked alone first, on the caller's goroutine
 	running    atomic.Int32       // requests not yet ended
 	ended      atomic.Uint64      // bit i: node i's request has ended
@@ -101,6 +101,7 @@ func (rd *round) begin(ctx context.Context, r *Redlock, k kind, ttl time.Duratio
 	rd.n = len(r.nodes)
 	rd.quorum = rd.n/2 + 1
 	rd.timeout = r.roundTimeout(ttl)
+	rd.judgeAfter = r.timeout(ttl, false)
 	rd.since = int64(time.Since(r.epoch))
 	limit := rd.timeout // one node, asked on the caller's goroutine: nothing can judge it meanwhile
 	if rd.n > 1 {
@@ -149,7 +150,14 @@ func (rd *round) do(i int) reply {
 		return reply{err: &NodeError{Node: node.String(), Err: errNodeHung}, unasked: true}
 	}
 	yes, val, err := rd.kind.ask(rd.nctx, i, node)
-	h.end(rd.r.epoch, rd.nctx, req, err, rd.gaveUp.Load()&(1<<i) != 0)
+	if err != nil && rd.n > 1 && !rd.r.othersAnswered(i, req.start) {
+		// Every node was silent as long: the client or the machine
+		// stalled, and no node can be told hung. The request failed, and
+		// its node's breaker does not count it.
+		h.end(rd.r.epoch, rd.nctx, req, errStalled)
+	} else {
+		h.end(rd.r.epoch, rd.nctx, req, err)
+	}
 	if err != nil {
 		return reply{err: &NodeError{Node: node.String(), Err: err}}
 	}
@@ -266,7 +274,7 @@ func (rd *round) wait(patience <-chan time.Time) (int, reply, bool) {
 			return i, rep, true
 		case <-patience:
 			return 0, reply{}, false
-		case <-rd.watch.tick(&rd.r.timers, rd.timeout):
+		case <-rd.watch.tick(&rd.r.timers, rd.judgeAfter):
 			rd.judge()
 		}
 	}
@@ -318,7 +326,7 @@ func (rd *round) nextOrGiveUp(lose int) (int, reply, bool) {
 // another node answered since (see seemsHung). A node that answers other
 // requests, or is silent together with every other node (a client or a
 // machine too busy to read their answers), is waited for, up to the
-// round's limit. Giving a node up counts as its timeout.
+// round's limit. Giving a node up makes it unhealthy (see health.gaveUp).
 func (rd *round) judge() {
 	if !rd.watch.onTime() {
 		return
@@ -328,8 +336,7 @@ func (rd *round) judge() {
 		if rd.tallied&(1<<i) != 0 || rd.ended.Load()&(1<<i) != 0 || !rd.seemsHung(i, now) {
 			continue
 		}
-		rd.gaveUp.Or(1 << i)
-		rd.r.health[i].gaveUp(now, rd.timeout)
+		rd.r.health[i].gaveUp(now, rd.judgeAfter)
 		rd.watch.hung |= 1 << i
 	}
 }
@@ -337,7 +344,8 @@ func (rd *round) judge() {
 // seemsHung reports whether node i, whose request is still out at now,
 // seems hung. Another node answered the round a grace or more ago, which
 // shows that the client reads answers. Node i has answered nothing, to
-// this round or another, for the round's timeout, and for twice as long
+// this round or another, for the round's timeout (without its backoff:
+// a give-up backs it off), and for twice as long
 // as the round's first answer took and a grace more: nodes that are slow
 // together (a link, a loaded server or client) answer within that of each
 // other. A node that answers other rounds is no hung node: its socket
@@ -348,7 +356,7 @@ func (rd *round) seemsHung(i int, now int64) bool {
 		return false // no evidence yet that the client reads answers
 	}
 	silent := now - max(rd.r.health[i].answered.Load(), rd.since)
-	return silent >= int64(rd.timeout) && silent >= 2*(first-rd.since)+int64(rd.watch.grace)
+	return silent >= int64(rd.judgeAfter) && silent >= 2*(first-rd.since)+int64(rd.watch.grace)
 }
 
 // stopTimers stops the round's timers.
