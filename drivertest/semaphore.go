@@ -46,10 +46,10 @@ func (r ProcessRuns) RunSemaphore(t *testing.T, permits, workers int) {
 // BenchPermit measures a permit of a semaphore of 3 beside a plain lock,
 // both on c. "paired" alternates one uncontended TryAcquire and Release
 // of each, call by call, and reports both p50s ("driver" is the permit,
-// "baseline" the lock) and their ratio. "parallel" runs 16 goroutines,
+// "baseline" the lock) and their ratio. "parallel" runs goroutines,
 // each on a semaphore or a key of its own, in alternating 100ms windows
 // (see BenchParallelPaired), and reports both rates.
-func BenchPermit(b *testing.B, c *lock.Client) {
+func BenchPermit(b *testing.B, c *lock.Client, goroutines int) {
 	ctx := context.Background()
 	sems := map[string]*lock.Semaphore{}
 	var mu sync.Mutex
@@ -92,6 +92,6 @@ func BenchPermit(b *testing.B, c *lock.Client) {
 	lockOp(b)
 	b.Run("paired", func(b *testing.B) { BenchPaired(b, permitOp, lockOp) })
 	b.Run("parallel", func(b *testing.B) {
-		BenchParallelPaired(b, 16, func(k string) error { return permit("sem-" + k) }, plain)
+		BenchParallelPaired(b, goroutines, func(k string) error { return permit("sem-" + k) }, plain)
 	})
 }

@@ -13,5 +13,5 @@ import (
 func BenchmarkPermit(b *testing.B) {
 	c := lock.OpenConnector(memory.New())
 	defer c.Close()
-	drivertest.BenchPermit(b, c)
+	drivertest.BenchPermit(b, c, 16)
 }

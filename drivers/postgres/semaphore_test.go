@@ -16,5 +16,5 @@ func TestProcesses_semaphore(t *testing.T) { processRuns().RunSemaphore(t, 3, 8)
 func BenchmarkPermit(b *testing.B) {
 	base := server(b)
 	dsn := drivertest.WithParams(base, "pool_max_conns", "16")
-	drivertest.BenchPermit(b, open(b, drivertest.WithParams(dsn, "distlock_table", freshTable(b, base))))
+	drivertest.BenchPermit(b, open(b, drivertest.WithParams(dsn, "distlock_table", freshTable(b, base))), 16)
 }
