@@ -40,13 +40,18 @@ func (r *Redlock) Release(ctx context.Context, key, value string) error {
 	// The nodes that failed so far may keep the value, and so may those
 	// whose requests are still out, until they answer: the client's next
 	// acquisition of the key may come before, and overtake them (see
-	// remember).
+	// leftovers). Only a release that a quorum made is remembered. After
+	// a failed one the core still counts the lock as held, until it
+	// expires or a Release succeeds, so no acquisition may take its key.
+	if err != nil {
+		return err
+	}
 	var out *round
 	if !rl.sync && rl.running.Load() > 0 {
 		out = &rl.round
 	}
 	r.leftovers.add(lk, value, rl.failedSet, out)
-	return err
+	return nil
 }
 
 // releaseRound is the round of one Release: compare-and-delete on every
