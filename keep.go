@@ -71,11 +71,17 @@ func (l *Lock) keep(ctx context.Context) {
 		}
 		select {
 		case <-ctx.Done():
+			// A lock that ended before the stop was seen was lost while
+			// kept: a caller that stops keeping it because Done closed
+			// (distlock run, say) must not race its warning away.
+			select {
+			case <-ended:
+				l.ended(ctx, why)
+			default:
+			}
 			return
 		case <-ended:
-			if ctx.Err() == nil {
-				l.ended(ctx, why)
-			}
+			l.ended(ctx, why)
 			return
 		case <-due:
 		}
