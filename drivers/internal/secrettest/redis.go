@@ -49,3 +49,19 @@ func RedisDriver(t *testing.T, name string, addrs []string, newConnector func(ur
 		}
 	})
 }
+
+// PipelinedRedisDriver is RedisDriver for a driver over a pipelining
+// client library (rueidis, valkey-go): clients opens one client per URL,
+// and newConnector is the driver's New, given opts.
+func PipelinedRedisDriver[C interface{ Close() }, O any](t *testing.T, name string, addrs []string, clients func(urls []string) ([]C, error), newConnector func([]C, ...O) (driver.Connector, error), opts ...O) {
+	RedisDriver(t, name, addrs, func(urls []string) (driver.Connector, error) {
+		cs, err := clients(urls)
+		for _, c := range cs {
+			t.Cleanup(c.Close)
+		}
+		if err != nil {
+			t.Fatal(Elide(err.Error()))
+		}
+		return newConnector(cs, opts...)
+	})
+}
