@@ -1,6 +1,7 @@
 package lock
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -90,6 +91,13 @@ func (l *Lock) keep(ctx context.Context) {
 		case err == nil:
 			next = start.Add(every)
 		case ctx.Err() != nil:
+			// Stopped during an extension: the lock may have ended
+			// meanwhile, while kept.
+			select {
+			case <-ended:
+				l.ended(ctx, cmp.Or(why, err))
+			default:
+			}
 			return
 		case errors.Is(err, ErrNotHeld), errors.Is(err, ErrClosed):
 			why, next = err, time.Time{} // the end comes next

@@ -121,7 +121,9 @@ func TestRun_heldKeyExits75(t *testing.T) {
 			// exit code at all.) SIGHUP, since main's context ends at
 			// SIGINT and SIGTERM by itself.
 			interrupted := newInvocation(t, nil, append(args, "--", "echo", "ran")...).startIn(t)
-			time.Sleep(700 * time.Millisecond) // it is waiting by now
+			// It is waiting by now. A -race binary started beside other
+			// packages' tests took more than 700ms to set up its relay.
+			time.Sleep(2 * time.Second)
 			interrupted.cmd.Process.Signal(syscall.SIGHUP)
 			if r := interrupted.wait(t, 10*time.Second); r.code != 128+int(syscall.SIGHUP) || r.stdout != "" {
 				t.Errorf("SIGHUP while waiting: exit %d, stdout %q, stderr %q; want 129 and no CMD", r.code, r.stdout, r.stderr)
