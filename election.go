@@ -290,7 +290,9 @@ func splitValue(v string) (id, value string) {
 // that is closed when ctx ends or the client is closed. It sends the
 // leader at once if there is one, then each new leader it sees. A leader
 // is new if its token is greater than the last one sent, or, without
-// tokens, if its ID differs. So the tokens it sends increase, and a
+// tokens, if its ID differs; the last one sent is sent again once its
+// token shows, if it was read without one (on Redlock with fencing, for a
+// moment after the lock is taken). So the tokens it sends increase, and a
 // reader that lags never goes back to an earlier term. Observe reads the
 // backend each fifth of the TTL (between 10ms and 1s). Where the driver
 // announces releases, it also reads at once after a release, and then
@@ -355,10 +357,16 @@ func (e *Election) observe(ctx context.Context, ch chan<- Leader) {
 	}
 }
 
-// laterTerm reports whether ld is a later term than last.
+// laterTerm reports whether ld is a later term than last, or last's own
+// term showing the token it was sent without.
 func laterTerm(ld, last Leader) bool {
-	if ld.Fenced && last.Fenced {
+	switch {
+	case ld.Fenced && last.Fenced:
 		return ld.Token > last.Token
+	case ld.ID == last.ID:
+		// The same term, whose token showed after it was sent without
+		// one (on Redlock the token is written just after the lock).
+		return ld.Fenced
 	}
-	return ld.ID != last.ID
+	return true
 }
