@@ -99,15 +99,9 @@ func (t *tally) figures(elapsed time.Duration, rs ...*latency.Recorder) Figures 
 // fails is counted in Failed and its goroutine goes on with a new key,
 // since the old one may stay held by a request the backend carried out
 // after the client gave up on it. Operations cut short by the end of d
-// are not counted. Before d, each goroutine makes one acquisition and
-// release that is not counted, all at once, so that d measures locking and
-// not a client's pool growing to n connections (connecting 16 at once
-// took more than a 200ms window on a loaded machine).
+// are not counted.
 func Cycle(ctx context.Context, c *lock.Client, keys *Keys, name string, n int, d time.Duration) Figures {
 	recs := recorders(n, 1<<14)
-	warm, cancelWarm := context.WithTimeout(ctx, warmUp)
-	onGoroutines(recs, func(int, *latency.Recorder) { acquireRelease(warm, warm, c, keys.Next(name+"-warm")) }) //nolint:errcheck // not measured
-	cancelWarm()
 	start := time.Now()
 	ctx, rctx, cancel := window(ctx, d)
 	defer cancel()
@@ -150,9 +144,6 @@ func onGoroutines(recs []*latency.Recorder, f func(g int, rec *latency.Recorder)
 	}
 	wg.Wait()
 }
-
-// warmUp bounds Cycle's uncounted first round.
-const warmUp = 5 * time.Second
 
 // acquireRelease takes key under ctx and releases it under rctx.
 func acquireRelease(ctx, rctx context.Context, c *lock.Client, key string) error {
