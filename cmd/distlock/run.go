@@ -127,6 +127,8 @@ func parseRun(args []string, stdout io.Writer) (*runOptions, error) {
 // run acquires the lock, runs CMD under it and releases it. It returns
 // the exit code, or the error that ended it before CMD could run.
 func (o *runOptions) run(ctx context.Context, stdout, stderr io.Writer) (int, error) {
+	r := newRelay(ctx) // first, so that a signal never finds distlock without it
+	defer r.stop()
 	path, err := exec.LookPath(o.argv[0])
 	if err != nil {
 		return 0, cannotRun(err)
@@ -136,8 +138,6 @@ func (o *runOptions) run(ctx context.Context, stdout, stderr io.Writer) (int, er
 		return 0, err
 	}
 	defer client.Close()
-	r := newRelay(ctx)
-	defer r.stop()
 	l, err := o.acquire(r.ctx, client)
 	if err != nil {
 		if sig, ok := r.interruption(); ok {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -94,6 +95,29 @@ func (inv *invocation) waitFile(t *testing.T, path string) {
 	}
 }
 
+// waitSocket waits until the started run inv has a socket open, that is
+// until it has begun to contact its backend. It reads /proc, and on a
+// system without it waits 2s instead.
+func (inv *invocation) waitSocket(t *testing.T) {
+	t.Helper()
+	dir := fmt.Sprintf("/proc/%d/fd", inv.cmd.Process.Pid)
+	if _, err := os.Stat(dir); err != nil {
+		time.Sleep(2 * time.Second)
+		return
+	}
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		fds, _ := os.ReadDir(dir)
+		for _, fd := range fds {
+			if target, err := os.Readlink(filepath.Join(dir, fd.Name())); err == nil && strings.HasPrefix(target, "socket:") {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the run opened no socket within 15s; stderr: %s", inv.stderr.String())
+		}
+	}
+}
+
 // TestRun_heldKeyExits75: while a first run holds the key, a second one
 // with --no-wait exits 75 at once, one with --wait 500ms exits 75 after
 // about that long, one that waits ends at SIGHUP without running CMD,
@@ -121,9 +145,11 @@ func TestRun_heldKeyExits75(t *testing.T) {
 			// exit code at all.) SIGHUP, since main's context ends at
 			// SIGINT and SIGTERM by itself.
 			interrupted := newInvocation(t, nil, append(args, "--", "echo", "ran")...).startIn(t)
-			// It is waiting by now. A -race binary started beside other
-			// packages' tests took more than 700ms to set up its relay.
-			time.Sleep(2 * time.Second)
+			// Sent before the relay is set up, SIGHUP would kill the run
+			// (exit -1): a -race binary started beside other packages' tests
+			// once took more than 2s to get there. A socket opens only in the
+			// acquisition, which starts after the relay.
+			interrupted.waitSocket(t)
 			interrupted.cmd.Process.Signal(syscall.SIGHUP)
 			if r := interrupted.wait(t, 10*time.Second); r.code != 128+int(syscall.SIGHUP) || r.stdout != "" {
 				t.Errorf("SIGHUP while waiting: exit %d, stdout %q, stderr %q; want 129 and no CMD", r.code, r.stdout, r.stderr)
