@@ -10,12 +10,12 @@ import (
 	"github.com/distlock/lock/internal/redistest"
 )
 
-// Acquire and release on five independent masters, with fencing tokens on
+// Acquire and release on five independent Valkey masters, with fencing tokens on
 // (fencing=true), then acquire again: the token grows. The example runs with
 // -tags servers, on the test servers of scripts/services.sh, found through
-// DISTLOCK_REDIS_ADDRS.
+// DISTLOCK_VALKEY_ADDRS.
 func Example_testServers() {
-	addrs := strings.Split(drivertest.ExampleServer("DISTLOCK_REDIS_ADDRS"), ",")
+	addrs := strings.Split(drivertest.ExampleServer("DISTLOCK_VALKEY_ADDRS"), ",")
 	drivertest.TokensGrow("rueidis", redistest.DSN(addrs, "fencing=true"), "rueidis-example/invoice:42")
 	// Output:
 	// fenced: true positive: true

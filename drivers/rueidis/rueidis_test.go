@@ -4,11 +4,10 @@ import (
 	"testing"
 
 	"github.com/distlock/lock/drivers/rueidis"
-	"github.com/distlock/lock/drivertest"
 	"github.com/distlock/lock/internal/redistest"
 )
 
-func TestMain(m *testing.M) { drivertest.Main(m, drivertest.Alone("redis")) }
+func TestMain(m *testing.M) { redistest.SuiteMain(m) }
 
 func TestRedlockDriver(t *testing.T) { redistest.Suite(t, "rueidis", rueidis.Driver{}) }
 

@@ -9,5 +9,5 @@ import (
 )
 
 func TestSecrets_neverPrinted(t *testing.T) {
-	secrettest.PipelinedRedisDriver(t, "valkey", redistest.Servers(t), library.Clients, New, redlock.WithFencing(true))
+	secrettest.PipelinedRedisDriver(t, "valkey", redistest.ValkeyServers(t), library.Clients, New, redlock.WithFencing(true))
 }

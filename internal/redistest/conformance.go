@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -218,44 +219,54 @@ func TLSAndAuth(t *testing.T, name string) {
 
 // Suite runs, on the Redlock driver registered as name (d is that driver),
 // what a Redlock driver over a new client must pass beyond what the
-// goredis driver's tests already prove of the shared redlock code:
-//   - on the Redis servers, the conformance suite at N=5 with the fault
-//     cases (how the client meets a killed or hung server is its own),
-//     then the failures of failures.go that use them;
-//   - on the Valkey servers, the conformance suite at N=5 with fencing
-//     tokens (their scripts' replies go through the client's reply
-//     conversion), with a TTL of 500ms;
-//   - on silent servers of the test's own, SilentServersEndAtTheNodeTimeout.
+// goredis driver's tests already prove of the shared redlock code. It runs
+// on the Valkey servers (hold testenv.Valkey, as SuiteMain does), so that
+// it takes nothing from the Redis servers, on which the other Redis
+// packages' tests take turns:
+//   - the conformance suite at N=5 with the fault cases (how the client
+//     meets a killed or hung server is its own), then the failures of
+//     failures.go that use them;
+//   - the conformance suite at N=5 with fencing tokens (their scripts'
+//     replies go through the client's reply conversion), with a TTL of
+//     500ms;
+//   - on silent servers of the test's own, SilentServersEndAtTheNodeTimeout,
+//     beside the rest.
 //
-// Both conformance runs use pipelinedQuery's node timeout.
+// Both conformance runs use pipelinedQuery's node timeout. The fault run
+// kills and hangs the servers that the fencing run needs, so the two take
+// turns.
 //
-// [Conformance]'s N=1 and Redis fencing runs are left out: they exercise
+// [Conformance]'s N=1 and non-fencing runs are left out: they exercise
 // redlock's single-node and fencing rounds, which the goredis driver's
-// tests run, over the same node requests as the runs above. The Valkey run
-// and the silent servers break no shared server, so they run beside the
-// Redis tests, which kill and hang the Redis servers one test at a time;
-// their cases mostly wait for TTLs and timeouts, so they take little from
-// them. With go test's default parallelism of GOMAXPROCS, the whole takes
-// little more than the Redis tests alone (36-47s with -race on two busy
-// cores, where the three conformance runs one after the other took 55-60s). A
-// new driver's tests are this, its DSN fuzz, its secrets and its examples.
+// tests run, over the same node requests as the runs above. A new
+// driver's tests are this, its DSN fuzz, its secrets and its examples.
 func Suite(t *testing.T, name string, d driver.Driver) {
-	t.Run("Valkey/N=5/fencing", func(t *testing.T) {
-		t.Parallel()
-		h := harness(name, d, ValkeyServers(t), pipelinedQuery+"&fencing=true&key_prefix=fenced:", nil)
-		h.TTL = 500 * time.Millisecond
-		conformance.Run(t, h)
-	})
 	t.Run("TryAcquire_silentServersEndAtTheNodeTimeout", func(t *testing.T) {
 		t.Parallel()
 		SilentServersEndAtTheNodeTimeout(t, name)
 	})
-	t.Run("Redis", func(t *testing.T) {
+	t.Run("Valkey", func(t *testing.T) {
 		t.Parallel()
+		addrs := Valkey.Addrs(t)
 		t.Run("Conformance/N=5", func(t *testing.T) {
-			conformance.Run(t, harness(name, d, Servers(t), pipelinedQuery, NewFaults(t, 5)))
+			conformance.Run(t, harness(name, d, addrs, pipelinedQuery, Valkey.Faults(t, 5)))
 		})
-		t.Run("Acquire_misconfiguredEndsAtOnce", func(t *testing.T) { MisconfiguredEndsAtOnce(t, name) })
-		t.Run("TryAcquire_hungMajorityFailsFast", func(t *testing.T) { HungMajorityFailsFast(t, name) })
+		t.Run("Acquire_misconfiguredEndsAtOnce", func(t *testing.T) { misconfiguredEndsAtOnce(t, name, addrs) })
+		t.Run("TryAcquire_hungMajorityFailsFast", func(t *testing.T) { hungMajorityFailsFast(t, name, Valkey) })
+		t.Run("Conformance/N=5/fencing", func(t *testing.T) {
+			h := harness(name, d, addrs, pipelinedQuery+"&fencing=true&key_prefix=fenced:", nil)
+			h.TTL = 500 * time.Millisecond
+			conformance.Run(t, h)
+		})
 	})
+}
+
+// SuiteMain is the TestMain of a package that runs [Suite]: it holds the
+// Valkey servers alone, and the Redis servers too when MeasureSaturated,
+// which runs on them beside the goredis driver's figures, is asked for.
+func SuiteMain(m *testing.M) {
+	if os.Getenv(SaturatedEnv) != "" {
+		testenv.Main(m, testenv.Valkey, testenv.Redis)
+	}
+	testenv.Main(m, testenv.Valkey)
 }

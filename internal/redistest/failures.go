@@ -25,7 +25,12 @@ import (
 // MisconfiguredEndsAtOnce checks it for the Redlock driver registered as
 // driverName.
 func MisconfiguredEndsAtOnce(t *testing.T, driverName string) {
-	addrs := Servers(t)
+	misconfiguredEndsAtOnce(t, driverName, Servers(t))
+}
+
+// misconfiguredEndsAtOnce is MisconfiguredEndsAtOnce, with addrs as the
+// servers that refuse a wrong user.
+func misconfiguredEndsAtOnce(t *testing.T, driverName string, addrs []string) {
 	var secure [5]TLSServer // TLS only, with a password
 	for i := range secure {
 		secure[i] = StartTLSServer(t)
@@ -162,12 +167,17 @@ func RefusedEverywhereEndsAfterMaxUnavailable(t *testing.T, driverName string) {
 // HungMajorityFailsFast checks it for the Redlock driver registered as
 // driverName.
 func HungMajorityFailsFast(t *testing.T, driverName string) {
+	hungMajorityFailsFast(t, driverName, Redis)
+}
+
+// hungMajorityFailsFast is HungMajorityFailsFast on the servers of set.
+func hungMajorityFailsFast(t *testing.T, driverName string, set Set) {
 	if testing.Short() {
 		t.Skip("hangs servers")
 	}
 	const limit = 500 * time.Millisecond
-	addrs := Servers(t)
-	faults := NewFaults(t, 5)
+	addrs := set.Addrs(t)
+	faults := set.Faults(t, 5)
 	c := openDriverClient(t, driverName, DSN(addrs, "key_prefix=hung-majority:"))
 	ctx := context.Background()
 	key := "k" + strconv.FormatInt(time.Now().UnixNano(), 36)

@@ -20,19 +20,54 @@ import (
 	"github.com/distlock/lock/internal/testenv"
 )
 
+// A Set is one of the two groups of five test servers that
+// scripts/services.sh runs: Redis's and Valkey's. Each has a lock of its
+// own (testenv.Redis, testenv.Valkey), so that the packages that break one
+// group run beside those that break the other.
+type Set struct {
+	kind string // its dirs are KIND-PORT, its pidfiles KIND.pid; services.sh start-KIND restarts it
+}
+
+var (
+	// Redis is the Redis servers: the goredis and redigo drivers' tests, and
+	// every other package's that needs Redis, run on them.
+	Redis = Set{"redis"}
+
+	// Valkey is the Valkey servers: the rueidis and valkey drivers' tests
+	// run on them, faults included.
+	Valkey = Set{"valkey"}
+)
+
+// Addrs returns the addresses of s's servers, skipping the test (failing
+// it under CI) when they are not running.
+func (s Set) Addrs(t testing.TB) []string {
+	t.Helper()
+	if s.kind == "valkey" {
+		return testenv.ValkeyAddrs(t)
+	}
+	return testenv.RedisAddrs(t)
+}
+
+// Lock is the testenv lock that a package holds while it uses s's servers.
+func (s Set) Lock() testenv.Servers {
+	if s.kind == "valkey" {
+		return testenv.Valkey
+	}
+	return testenv.Redis
+}
+
 // Servers returns the addresses of the test Redis servers, skipping the
 // test (failing it under CI) when they are not running.
 func Servers(t testing.TB) []string {
 	t.Helper()
-	return testenv.RedisAddrs(t)
+	return Redis.Addrs(t)
 }
 
 // ValkeyServers returns the addresses of the test Valkey servers, skipping
-// the test (failing it under CI) when they are not running. Their tests
-// break none of them: no fault case runs on Valkey.
+// the test (failing it under CI) when they are not running.
 func ValkeyServers(t testing.TB) []string {
 	t.Helper()
-	return testenv.ValkeyAddrs(t)
+	return Valkey.Addrs(t)
 }
 
 // DSN returns a DSN of redis:// URLs for addrs, with query (may be empty)
@@ -62,10 +97,12 @@ func Exclusive(m *testing.M) int {
 	return m.Run()
 }
 
-// Faults kills, hangs and restarts the test Redis servers, by the PIDs in
+// Faults kills, hangs and restarts the servers of a Set, by the PIDs in
 // their pidfiles. Restarting a killed server runs `scripts/services.sh
-// start-redis`, which brings it back empty (and starts nothing else).
+// start-redis` (start-valkey), which brings it back empty and starts
+// nothing else.
 type Faults struct {
+	kind  string
 	addrs []string
 	dir   string
 
@@ -75,14 +112,21 @@ type Faults struct {
 
 var _ conformance.Faults = (*Faults)(nil)
 
-// NewFaults returns Faults over the first n test servers.
+// NewFaults returns Faults over the first n test Redis servers.
 func NewFaults(t testing.TB, n int) *Faults {
 	t.Helper()
-	addrs := Servers(t)
+	return Redis.Faults(t, n)
+}
+
+// Faults returns Faults over the first n servers of s.
+func (s Set) Faults(t testing.TB, n int) *Faults {
+	t.Helper()
+	addrs := s.Addrs(t)
 	if len(addrs) < n {
-		t.Fatalf("%d Redis servers, want %d", len(addrs), n)
+		t.Fatalf("%d %s servers, want %d", len(addrs), s.kind, n)
 	}
 	return &Faults{
+		kind:  s.kind,
 		addrs: addrs[:n],
 		dir:   testenv.Lookup(t, "DISTLOCK_SERVICES_DIR"),
 		hung:  make(map[int]bool),
@@ -95,13 +139,13 @@ func (f *Faults) Nodes() int { return len(f.addrs) }
 func (f *Faults) pid(t *testing.T, i int) int {
 	t.Helper()
 	port := f.addrs[i][strings.LastIndexByte(f.addrs[i], ':')+1:]
-	b, err := os.ReadFile(filepath.Join(f.dir, "redis-"+port, "redis.pid"))
+	b, err := os.ReadFile(filepath.Join(f.dir, f.kind+"-"+port, f.kind+".pid"))
 	if err != nil {
-		t.Fatalf("redis %s: %v", f.addrs[i], err)
+		t.Fatalf("%s %s: %v", f.kind, f.addrs[i], err)
 	}
 	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
 	if err != nil {
-		t.Fatalf("redis %s: pidfile: %v", f.addrs[i], err)
+		t.Fatalf("%s %s: pidfile: %v", f.kind, f.addrs[i], err)
 	}
 	return pid
 }
@@ -109,7 +153,7 @@ func (f *Faults) pid(t *testing.T, i int) int {
 func (f *Faults) signal(t *testing.T, i int, sig syscall.Signal) {
 	t.Helper()
 	if err := syscall.Kill(f.pid(t, i), sig); err != nil {
-		t.Fatalf("redis %s: %v: %v", f.addrs[i], sig, err)
+		t.Fatalf("%s %s: %v: %v", f.kind, f.addrs[i], sig, err)
 	}
 }
 
@@ -139,7 +183,7 @@ func (f *Faults) Kill(t *testing.T, i int) {
 			return
 		}
 	}
-	t.Fatalf("redis %s: still running 10s after SIGKILL", f.addrs[i])
+	t.Fatalf("%s %s: still running 10s after SIGKILL", f.kind, f.addrs[i])
 }
 
 // Hang stops server i with SIGSTOP.
@@ -168,10 +212,10 @@ func (f *Faults) Restart(t *testing.T, i int) {
 	}
 	for j := range f.hung {
 		if f.hung[j] {
-			t.Fatalf("redis %s: cannot restart servers while %s is hung", f.addrs[i], f.addrs[j])
+			t.Fatalf("%s %s: cannot restart servers while %s is hung", f.kind, f.addrs[i], f.addrs[j])
 		}
 	}
-	if out, err := exec.Command(drivertest.ServicesScript(t), "start-redis").CombinedOutput(); err != nil {
-		t.Fatalf("services.sh start-redis: %v\n%s", err, out)
+	if out, err := exec.Command(drivertest.ServicesScript(t), "start-"+f.kind).CombinedOutput(); err != nil {
+		t.Fatalf("services.sh start-%s: %v\n%s", f.kind, err, out)
 	}
 }

@@ -26,6 +26,11 @@ var (
 	// kill and hang them, so every package that uses them takes this lock.
 	Redis = Servers{"redis", true}
 
+	// Valkey holds the Valkey servers alone: the rueidis and valkey
+	// drivers' fault tests kill and hang them. It is apart from Redis, so
+	// that those drivers' tests run beside the other Redis packages'.
+	Valkey = Servers{"valkey", true}
+
 	// Postgres shares the PostgreSQL server with other packages' tests,
 	// but not with one that holds PostgresAlone.
 	Postgres = Servers{"postgres", false}
