@@ -83,7 +83,7 @@ func (c *conn) check(ctx context.Context, create bool) error {
 // streamConfig reads the configuration of the bucket's stream at its
 // leader, creating the stream first if create and it does not exist.
 func (c *conn) streamConfig(ctx context.Context, create bool) (jetstream.StreamConfig, error) {
-	s, err := c.js.Stream(ctx, c.stream)
+	s, err := c.readStream(ctx)
 	if errors.Is(err, jetstream.ErrStreamNotFound) && create {
 		s, err = c.create(ctx)
 	}
@@ -165,9 +165,44 @@ func (c *conn) create(ctx context.Context) (jetstream.Stream, error) {
 	}
 	s, err := c.js.CreateStream(ctx, sc)
 	if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-		return c.js.Stream(ctx, c.stream) // another client made it first
+		return c.madeByAnother(ctx)
 	}
 	return s, err
+}
+
+// madeByAnother returns the bucket's stream that another client is
+// creating: until its group has formed, the servers answer a create that
+// the stream is in use, and a read that it does not exist (or nothing at
+// all: see readStream). So it reads again until the stream is there or ctx
+// ends. Clients that open a new bucket together, as processes started at
+// once do, met both answers; "does not exist" failed them as misconfigured.
+func (c *conn) madeByAnother(ctx context.Context) (jetstream.Stream, error) {
+	for wait := 10 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
+		s, err := c.readStream(ctx)
+		if !errors.Is(err, jetstream.ErrStreamNotFound) {
+			return s, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		case <-time.After(wait):
+		}
+	}
+}
+
+// readStream reads the bucket's stream, each try within the attempt
+// timeout. A read of a stream that another client is creating gets no
+// answer at all while its group forms; six clients that opened one new
+// bucket together lost four of them to the request timeout that way.
+func (c *conn) readStream(ctx context.Context) (jetstream.Stream, error) {
+	for {
+		attempt, cancel := context.WithTimeout(ctx, c.cfg.AttemptTimeout)
+		s, err := c.js.Stream(attempt, c.stream)
+		cancel()
+		if err == nil || ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
+			return s, err
+		}
+	}
 }
 
 // checkFsync reads the fsync setting of the server at the monitoring URL
