@@ -33,8 +33,8 @@ demo:
 	  status=0; \
 	  scripts/services.sh up || status=$$?; \
 	  $(SERVICES_ENV); mkdir -p $(DEMO_OUT); \
-	  echo "demo: distlock bench, every driver (memory; Redlock over go-redis, redigo, rueidis and valkey-go; PostgreSQL, MongoDB, etcd, ZooKeeper, MySQL, NATS), 1s per measurement (about 50s)"; \
-	  $(GO) run ./cmd/distlock bench --duration 1s --json $(DEMO_OUT)/bench.json --svg $(DEMO_OUT)/bench.svg || status=$$?; \
+	  echo "demo: distlock bench, every driver (memory; Redlock over go-redis, redigo, rueidis and valkey-go; PostgreSQL, MySQL, MongoDB, etcd, ZooKeeper, NATS), 1s per measurement (about 50s)"; \
+	  scripts/demo-bench.sh $(DEMO_OUT) $(GO) run ./cmd/distlock || status=$$?; \
 	  echo; echo "demo: a paused holder's stale write, without and with fencing tokens"; \
 	  $(GO) run ./examples/fencing || status=$$?; \
 	  echo; echo "demo: the settings check (distlock verify --lint-only), on the test servers and on an unsafe Redis"; \

@@ -85,9 +85,9 @@ readonly NATS_CLIENT_PORTS=(14221 14222 14223) # NATS JetStream (services.d/nats
 readonly NATS_CLUSTER_PORTS=(14231 14232 14233)
 readonly NATS_MONITOR_PORTS=(14241 14242 14243)
 readonly VALKEY_PORTS=(7201 7202 7203 7204 7205) # Valkey 8 (services.d/valkey.sh)
-# Taken by tools rather than by `up`: distlock bench's own Redis nodes with
-# two of them hung (7101-7105, its --hung-port); make demo's unsafe Redis
-# (7110, scripts/demo-verify.sh).
+# Taken by tools rather than by `up`: make demo's unsafe Redis (7110,
+# scripts/demo-verify.sh). distlock bench's own Redis nodes take free ports
+# the system picks (ephemeral ones), unless its --hung-port says otherwise.
 readonly PG_DB=distlock
 readonly PG_SUPERUSER=postgres
 readonly PG_PREFERRED_MAJOR=15

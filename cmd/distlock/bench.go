@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/distlock/lock/cmd/distlock/internal/benchmark"
@@ -20,30 +19,31 @@ const exitInterrupted = 130
 
 // benchFlags are the command line of 'distlock bench'.
 type benchFlags struct {
-	drivers  []string
-	explicit bool // --drivers was given: a skipped driver is an error
+	cmd      *command
+	backends benchBackends
+	// targets are the backends to measure, in the table's order, their
+	// DSNs with bench's namespaces.
+	targets  []benchTarget
 	duration time.Duration
 	jsonPath string
 	svgPath  string
-	dsn      map[string]string // by driver
-	hungPort int
+	hungPort int // the first of the hung measurement's ports; 0: free ports
 	noHung   bool
 	bar      bool // draw a progress bar on stderr
 	// mongoGrants is the run's own collection, to drop at the end, when
-	// the mongodb DSN is bench's default.
+	// bench added it to the mongodb DSN.
 	mongoGrants *benchMongoGrants
 }
 
 // benchCmd runs 'distlock bench'.
 func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	bf, code := parseBenchFlags(args, stdout, stderr)
+	bf, code := parseBenchFlags(args, os.Getenv, stdout, stderr)
 	if bf == nil {
 		return code
 	}
 	outs, err := createBenchOutputs(bf)
 	if err != nil {
-		fmt.Fprintf(stderr, "distlock: bench: %v (see 'distlock bench --help')\n", err)
-		return exitUsage
+		return report(stderr, "bench", failure(exitUsage, "%v", err))
 	}
 	plan := benchPlan(bf)
 	r := benchmark.Run(ctx, plan, benchmark.NewProgress(stderr, bf.bar))
@@ -64,17 +64,17 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		fmt.Fprintf(stderr, "bench: wrote %s\n", o.path)
 	}
-	return max(code, benchExitCode(bf, r))
+	return max(code, benchExitCode(r))
 }
 
 // benchExitCode returns bench's exit code for r: interrupted; a
-// measurement failed, a driver named in --drivers was skipped, or no
-// driver was measured; or success.
-func benchExitCode(bf *benchFlags, r *benchmark.Report) int {
+// measurement failed, a backend was skipped (every one was named), or none
+// was measured; or success.
+func benchExitCode(r *benchmark.Report) int {
 	if r.Interrupted {
 		return exitInterrupted
 	}
-	if len(r.Rows) == 0 || (bf.explicit && len(r.Skipped) > 0) {
+	if len(r.Rows) == 0 || len(r.Skipped) > 0 {
 		return exitBackend
 	}
 	for _, row := range r.Rows {
@@ -90,12 +90,8 @@ func benchExitCode(bf *benchFlags, r *benchmark.Report) int {
 // benchPlan returns what bench measures.
 func benchPlan(bf *benchFlags) benchmark.Plan {
 	plan := benchmark.Plan{Duration: bf.duration, Hold: time.Millisecond, HungBasePort: bf.hungPort}
-	for _, d := range bf.drivers {
-		t := benchmark.Target{Driver: d, DSN: bf.dsn[d]}
-		if t.DSN == "" {
-			t.Skip = fmt.Sprintf("no DSN: give --dsn-%s, or set $%s", d, benchEnvDSN(d))
-		}
-		plan.Targets = append(plan.Targets, t)
+	for _, t := range bf.targets {
+		plan.Targets = append(plan.Targets, benchmark.Target{Driver: t.driver, DSN: t.dsn})
 	}
 	switch path, err := exec.LookPath("redis-server"); {
 	case bf.noHung:
@@ -138,29 +134,4 @@ func createBenchOutputs(bf *benchFlags) ([]benchOutput, error) {
 		}})
 	}
 	return outs, nil
-}
-
-// benchTerminal reports whether w is a terminal a progress bar may be drawn on.
-func benchTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && benchmark.IsTerminal(f)
-}
-
-// parseBenchDrivers parses --drivers: known names, comma-separated, each once.
-func parseBenchDrivers(s string) ([]string, error) {
-	var out []string
-	for d := range strings.SplitSeq(s, ",") {
-		d = strings.TrimSpace(d)
-		switch {
-		case d == "":
-		case !slices.Contains(benchDrivers(), d):
-			return nil, fmt.Errorf("--drivers: unknown driver %q (known: %s)", d, strings.Join(benchDrivers(), ", "))
-		case !slices.Contains(out, d):
-			out = append(out, d)
-		}
-	}
-	if len(out) == 0 {
-		return nil, errors.New("--drivers: no driver named")
-	}
-	return out, nil
 }

@@ -1,11 +1,8 @@
 package main
 
 import (
-	"cmp"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -15,141 +12,128 @@ import (
 	"github.com/distlock/lock/cmd/distlock/internal/benchmark"
 )
 
-// The test servers of scripts/services.sh, bench's defaults when the
-// environment does not name others. Never the standard ports.
-const (
-	benchRedisAddrs  = "127.0.0.1:7001,127.0.0.1:7002,127.0.0.1:7003,127.0.0.1:7004,127.0.0.1:7005"
-	benchPostgresDSN = "postgres://postgres@127.0.0.1:15432/distlock?sslmode=disable"
-	benchMongoURI    = "mongodb://127.0.0.1:27117/"
-	benchEtcdHosts   = "127.0.0.1:23791,127.0.0.1:23792,127.0.0.1:23793"
-	benchZKServers   = "127.0.0.1:21811,127.0.0.1:21812,127.0.0.1:21813"
-	benchMemoryStore = "distlock-bench"
-)
+const benchSynopsis = "distlock bench [--driver D [--dsn S]]... [--duration T] [--json FILE] [--svg FILE] [--hung-port N | --no-hung]"
 
-// The parameters bench adds to the default DSNs (from the environment
-// that scripts/services.sh env sets, or the test servers'): a table, a
-// database and a collection of its own, so that its keys never mix with
-// others'. The collection is the run's own, and dropped when it ends (see
-// benchMongoGrants).
-const (
-	benchPostgresParams = "distlock_table=distlock_bench_leases"
-	benchMongoDatabase  = "distlock_bench"
-	benchMongoParams    = "distlock_database=" + benchMongoDatabase + "&distlock_collection=grants_RUN"
-	benchEtcdParams     = "prefix=distlock-bench/"
-	benchZKRoot         = "/distlock-bench"
-)
-
-// benchUsage is bench's --help text.
-var benchUsage = `Usage: distlock bench [flags]
-
-Measures every driver side by side: uncontended acquire+release latency
+const benchAbout = `Measures lock backends side by side: uncontended acquire+release latency
 (p50/p99, one goroutine, TryAcquire+Release), throughput of 16 goroutines on
 distinct keys (one client), handoffs per second and wait p50/p99 of 8
 goroutines taking turns at one key, holding it 1ms (one shared client, then a
-client each), and, for Redlock, uncontended latency with 2 of 5 nodes hung:
-on 5 redis-server processes of bench's own (ports --hung-port to +4), two
-stopped with SIGSTOP, all stopped by PID when bench ends. A table goes to
-stdout, progress to stderr. A driver whose server does not answer is skipped,
-and the table says how to start the test servers (scripts/services.sh up).
+client each), and, for Redlock (goredis, redigo), uncontended latency with 2
+of 5 nodes hung: on 5 redis-server processes of bench's own, on loopback ports
+the system picks (or --hung-port to +4), two stopped with SIGSTOP, all
+stopped by PID when bench ends. A table goes to stdout, progress to stderr.
 
-Flags:
-  --drivers LIST      comma-separated (default: ` + strings.Join(benchDrivers(), ",") + `)
-  --duration D        each measurement's length (default 2s: about a minute in all)
-  --json FILE         write every figure and the machine's facts as JSON
-  --svg FILE          write a self-contained SVG chart
-` + benchDSNHelp() + `  --hung-port N       first port of bench's own Redis nodes (default 7101; never 6379)
-  --no-hung           skip the measurement with nodes hung
+Name each backend with --driver D and its DSN with --dsn S, as run and status
+take them. Both repeat, and pair in order: the first --dsn goes with the
+first --driver other than memory, which takes none. Without these flags,
+bench reads $DISTLOCK_BENCH, entries separated by ';', each DRIVER=DSN or
+memory alone (a DSN that holds a ';' goes in --dsn); else $DISTLOCK_DRIVER
+and $DISTLOCK_DSN, as run does. Given none, it says so and measures memory
+only: no DSN defaults to a server. The table keeps the order given.
 
-Examples:
-  distlock bench                 # every driver, on the servers of scripts/services.sh up
-  distlock bench --drivers memory,postgres --duration 1s --json bench.json --svg bench.svg
-  distlock bench --drivers goredis --dsn-goredis 'redis://a:7001,redis://b:7001,redis://c:7001?fencing=true'
+What bench leaves on your servers: its keys, under distlock-bench/RUN/ (RUN
+is random), a few dozen per backend. Unless the DSN sets its own, it adds
+a namespace: for postgres and mysql the table distlock_bench_leases (created
+if missing; its rows stay, as the drivers never delete rows); for mongodb
+the collection distlock_bench.grants_RUN, dropped when bench ends (a DSN
+with distlock_database or distlock_collection keeps its collection); for
+etcd the prefix distlock-bench/; for zookeeper the chroot /distlock-bench
+(created if missing). Redis keys expire with their TTL (with fencing=true,
+a small counter per key stays); nats keys expire, in the DSN's bucket
+(default distlock, created if missing).
 
-Exit codes: 0 ok; 64 usage; 69 a measurement failed, a driver named in
---drivers was skipped, or none was measured; 130 interrupted (the table
-shows what was measured until then).
-`
+Exit codes: 0 ok; 64 bad usage; 69 a measurement failed, a backend did not
+answer within 3s (the table shows it skipped), or none was measured; 130
+interrupted (the table shows what was measured until then).`
 
-// parseBenchFlags parses bench's command line. It returns nil and the exit
-// code when bench should not run (--help, or a usage error).
-func parseBenchFlags(args []string, stdout, stderr io.Writer) (*benchFlags, int) {
-	bf := &benchFlags{dsn: make(map[string]string)}
-	fs := flag.NewFlagSet("distlock bench", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	drivers := fs.String("drivers", strings.Join(benchDrivers(), ","), "")
-	fs.DurationVar(&bf.duration, "duration", 2*time.Second, "")
-	fs.StringVar(&bf.jsonPath, "json", "", "")
-	fs.StringVar(&bf.svgPath, "svg", "", "")
-	for _, d := range benchDrivers()[1:] {
-		fs.Func("dsn-"+d, "", func(s string) error { bf.dsn[d] = s; return nil })
-	}
-	fs.IntVar(&bf.hungPort, "hung-port", 7101, "")
-	fs.BoolVar(&bf.noHung, "no-hung", false, "")
-	err := fs.Parse(args)
-	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(stdout, benchUsage)
-		return nil, exitOK
-	}
-	if err == nil {
-		err = checkBenchFlags(fs, bf, *drivers)
+const benchExamples = `  distlock bench                     # memory alone: no backend named
+  distlock bench --driver memory --driver postgres --dsn "$PG_URL" --duration 1s --json bench.json --svg bench.svg
+  distlock bench --driver goredis --dsn 'redis://r1:6379,redis://r2:6379,redis://r3:6379?fencing=true' \
+    --driver postgres --dsn "$PG_URL"
+  DISTLOCK_BENCH="memory; postgres=$PG_URL; mysql=$MYSQL_DSN" distlock bench --no-hung`
+
+// parseBenchFlags parses bench's command line and resolves its backends
+// (see benchBackends.resolve) through getenv. It returns nil and the exit
+// code when bench should not run (--help, or a usage error, which it
+// prints on stderr).
+func parseBenchFlags(args []string, getenv func(string) string, stdout, stderr io.Writer) (*benchFlags, int) {
+	bf := &benchFlags{cmd: newCommand("bench", benchSynopsis, benchAbout, benchExamples)}
+	bf.register()
+	err := bf.cmd.parse(args, stdout)
+	if err != nil {
+		err = benchRetiredFlag(err)
+	} else {
+		err = bf.check(getenv, stderr)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "distlock: bench: %v (see 'distlock bench --help')\n", err)
-		return nil, exitUsage
+		return nil, report(stderr, "bench", err)
 	}
 	bf.bar = benchTerminal(stderr)
 	return bf, exitOK
 }
 
-// checkBenchFlags checks the parsed flags and fills in the defaults.
-func checkBenchFlags(fs *flag.FlagSet, bf *benchFlags, drivers string) error {
+// register adds bench's flags to its command. A new flag is registered
+// here, its field added to benchFlags, and its check to check.
+func (bf *benchFlags) register() {
+	fs := bf.cmd.fs
+	bf.backends.register(bf.cmd)
+	fs.DurationVar(&bf.duration, "duration", 2*time.Second, "the length of each measurement (4 per backend, and 1 more for Redlock)")
+	fs.StringVar(&bf.jsonPath, "json", "", "write every figure and the machine's facts as JSON to this file")
+	fs.StringVar(&bf.svgPath, "svg", "", "write a self-contained SVG chart to this file")
+	fs.IntVar(&bf.hungPort, "hung-port", 0, fmt.Sprintf("the first of %d ports in a row for bench's own redis-servers, never 6379 (default: free ports the system picks)", benchmark.HungNodeCount))
+	fs.BoolVar(&bf.noHung, "no-hung", false, "skip the measurement with nodes hung")
+}
+
+// check checks the parsed flags, and resolves the backends, each with
+// bench's namespace added to its DSN. Without a backend named, it says
+// on stderr that it measures memory only.
+func (bf *benchFlags) check(getenv func(string) string, stderr io.Writer) error {
+	fs := bf.cmd.fs
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
-	fs.Visit(func(f *flag.Flag) { bf.explicit = bf.explicit || f.Name == "drivers" })
-	var err error
-	if bf.drivers, err = parseBenchDrivers(drivers); err != nil {
-		return err
+		return failure(exitUsage, "unexpected argument %s", benchQuote(fs.Arg(0)))
 	}
 	if bf.duration < 10*time.Millisecond || bf.duration > time.Hour {
-		return fmt.Errorf("--duration %v: want 10ms to 1h", bf.duration)
+		return failure(exitUsage, "--duration %v: want 10ms to 1h", bf.duration)
 	}
-	if last := bf.hungPort + benchmark.HungNodeCount - 1; bf.hungPort < 1024 || last > 65535 || (bf.hungPort <= 6379 && 6379 <= last) {
-		return fmt.Errorf("--hung-port %d: want the first of %d free ports from 1024 up, never Redis's 6379", bf.hungPort, benchmark.HungNodeCount)
+	if last := bf.hungPort + benchmark.HungNodeCount - 1; bf.hungPort != 0 &&
+		(bf.hungPort < 1024 || last > 65535 || (bf.hungPort <= 6379 && 6379 <= last)) {
+		return failure(exitUsage, "--hung-port %d: want the first of %d free ports from 1024 up, never Redis's 6379", bf.hungPort, benchmark.HungNodeCount)
+	}
+	targets, from, err := bf.backends.resolve(getenv)
+	if err != nil {
+		return err
+	}
+	switch from {
+	case benchFromNowhere:
+		fmt.Fprintln(stderr, "distlock: bench: no backend named (--driver and --dsn, $DISTLOCK_BENCH, or $DISTLOCK_DRIVER and $DISTLOCK_DSN): measuring memory only")
+	case benchFromList, benchFromOne:
+		fmt.Fprintf(stderr, "bench: the backends of %s\n", from)
 	}
 	run := benchRunID()
-	for _, d := range benchDrivers() {
-		if bf.dsn[d] == "" {
-			bf.dsn[d] = benchDefaultDSN(d, os.Getenv, run)
-			bf.mongoGrants = bf.mongoGrants.or(d, bf.dsn[d], os.Getenv, run)
+	for _, t := range targets {
+		dsn, grants := benchNamespaced(t.driver, t.dsn, run)
+		bf.targets = append(bf.targets, benchTarget{driver: t.driver, dsn: dsn})
+		if grants != nil {
+			bf.mongoGrants = grants
 		}
 	}
 	return nil
 }
 
-// benchWithParams adds params (k=v&k=v) to a URL's query, or to a keyword/value
-// string (k=v k=v), unless it sets the first of them already.
-func benchWithParams(dsn, params string) string {
-	first, _, _ := strings.Cut(params, "=")
-	if strings.Contains(dsn, first+"=") {
-		return dsn
-	}
-	scheme, rest, isURL := strings.Cut(dsn, "://")
+// benchRetiredFlag returns err, or, if err is about a flag that bench
+// took before it took --driver and --dsn, a usage error that shows the
+// new form.
+func benchRetiredFlag(err error) error {
+	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -")
+	name = strings.TrimPrefix(name, "-")
 	switch {
-	case !isURL:
-		return dsn + " " + strings.ReplaceAll(params, "&", " ")
-	case strings.Contains(rest, "?"):
-		return dsn + "&" + params
-	case !strings.Contains(rest, "/"):
-		return scheme + "://" + rest + "/?" + params
+	case !ok:
+	case name == "drivers":
+		return failure(exitUsage, "--drivers is gone: name each backend with --driver D and its --dsn S, as run and status do (memory takes no --dsn), as in --driver memory --driver postgres --dsn DSN")
+	case strings.HasPrefix(name, "dsn-"):
+		return failure(exitUsage, "--%s is gone: give --driver %s --dsn DSN, as run and status do", name, strings.TrimPrefix(name, "dsn-"))
 	}
-	return dsn + "?" + params
-}
-
-// benchMongoBase returns the MongoDB URI that bench's default DSN starts
-// from.
-func benchMongoBase(getenv func(string) string) string {
-	return cmp.Or(getenv("DISTLOCK_MONGODB_URI"), benchMongoURI)
+	return err
 }
 
 // benchRunID returns a random name for a run's own collection.
@@ -157,4 +141,10 @@ func benchRunID() string {
 	var b [6]byte
 	rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// benchTerminal reports whether w is a terminal a progress bar may be drawn on.
+func benchTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && benchmark.IsTerminal(f)
 }

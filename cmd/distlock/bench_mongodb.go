@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -21,17 +20,8 @@ const benchMongoDropTimeout = 5 * time.Second
 // closed after each measurement) would stay, and FerretDB's requests slow
 // down as a collection grows.
 type benchMongoGrants struct {
-	uri  string // the server's URI, without bench's parameters
+	uri  string // the server's URI, without the lock driver's parameters
 	coll string
-}
-
-// or returns g, or, if g is nil and driver d's default DSN got bench's
-// parameters, the collection that DSN names.
-func (g *benchMongoGrants) or(d, dsn string, getenv func(string) string, run string) *benchMongoGrants {
-	if g != nil || d != "mongodb" || !strings.Contains(dsn, "distlock_collection=grants_"+run) {
-		return g
-	}
-	return &benchMongoGrants{uri: benchMongoBase(getenv), coll: "grants_" + run}
 }
 
 // drop drops the collection, under a timeout of its own, even when ctx was

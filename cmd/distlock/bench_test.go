@@ -14,7 +14,6 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
-	"github.com/distlock/lock"
 	"github.com/distlock/lock/internal/redistest"
 	"github.com/distlock/lock/internal/testenv"
 )
@@ -41,22 +40,36 @@ func (r benchRun) wantCode(t *testing.T, code int) {
 	}
 }
 
-// unreachable are --dsn flags for every server driver, on a port where
-// nothing listens.
+// unreachable are --driver and --dsn flags for every server driver, on a
+// port where nothing listens.
 var unreachable = []string{
-	"--dsn-goredis", "redis://127.0.0.1:1", "--dsn-redigo", "redis://127.0.0.1:1",
-	"--dsn-rueidis", "redis://127.0.0.1:1", "--dsn-valkey", "redis://127.0.0.1:1",
-	"--dsn-postgres", "postgres://postgres@127.0.0.1:1/x?sslmode=disable&connect_timeout=1",
-	"--dsn-mongodb", "mongodb://127.0.0.1:1/?connectTimeoutMS=500",
-	"--dsn-mysql", "u@tcp(127.0.0.1:1)/x?timeout=500ms",
-	"--dsn-etcd", "etcd://127.0.0.1:1?dial_timeout=500ms",
-	"--dsn-zookeeper", "zk://127.0.0.1:1?dial_timeout=500ms",
+	"--driver", "goredis", "--dsn", "redis://127.0.0.1:1", "--driver", "redigo", "--dsn", "redis://127.0.0.1:1",
+	"--driver", "rueidis", "--dsn", "redis://127.0.0.1:1", "--driver", "valkey", "--dsn", "redis://127.0.0.1:1",
+	"--driver", "postgres", "--dsn", "postgres://postgres@127.0.0.1:1/x?sslmode=disable&connect_timeout=1",
+	"--driver", "mongodb", "--dsn", "mongodb://127.0.0.1:1/?connectTimeoutMS=500",
+	"--driver", "mysql", "--dsn", "u@tcp(127.0.0.1:1)/x?timeout=500ms",
+	"--driver", "etcd", "--dsn", "etcd://127.0.0.1:1?dial_timeout=500ms",
+	"--driver", "zookeeper", "--dsn", "zk://127.0.0.1:1?dial_timeout=500ms",
+	"--driver", "nats", "--dsn", "nats://127.0.0.1:1?dial_timeout=500ms",
+}
+
+// noBenchEnv clears the variables bench reads its backends from, and sets
+// the test servers' variables to a port where nothing listens: bench must
+// not read them.
+func noBenchEnv(t *testing.T) {
+	t.Helper()
+	for _, v := range []string{"DISTLOCK_BENCH", "DISTLOCK_DRIVER", "DISTLOCK_DSN"} {
+		t.Setenv(v, "")
+	}
+	t.Setenv("DISTLOCK_REDIS_ADDRS", "127.0.0.1:1")
+	t.Setenv("DISTLOCK_POSTGRES_DSN", "postgres://postgres@127.0.0.1:1/x?sslmode=disable")
+	t.Setenv("DISTLOCK_MONGODB_URI", "mongodb://127.0.0.1:1/")
 }
 
 func TestBench_memoryTableJSONAndSVG(t *testing.T) {
 	dir := t.TempDir()
 	jsonPath, svgPath := filepath.Join(dir, "bench.json"), filepath.Join(dir, "bench.svg")
-	r := benchResult(t, "--drivers", "memory", "--duration", "200ms", "--json", jsonPath, "--svg", svgPath)
+	r := benchResult(t, "--driver", "memory", "--duration", "200ms", "--json", jsonPath, "--svg", svgPath)
 	r.wantCode(t, exitOK)
 	for _, want := range []string{"p50 µs", "handoffs/s", "\nmemory ", "200ms per measurement"} {
 		if !strings.Contains(r.stdout, want) {
@@ -88,47 +101,114 @@ func TestBench_memoryTableJSONAndSVG(t *testing.T) {
 	}
 }
 
-func TestBench_unreachableServersSkipped(t *testing.T) {
-	for _, d := range benchDrivers() {
-		if !slices.ContainsFunc(benchDefaults, func(row benchDefault) bool { return row.driver == d }) {
-			t.Setenv(benchEnvDSN(d), "") // no DSN: skipped as well
-		}
+// TestBench_noBackendNamedMeasuresMemoryAlone: without --driver, --dsn or
+// their variables, bench says so in one line and measures memory, and
+// never the test servers, whose variables are set.
+func TestBench_noBackendNamedMeasuresMemoryAlone(t *testing.T) {
+	noBenchEnv(t)
+	r := benchResult(t, "--duration", "50ms")
+	r.wantCode(t, exitOK)
+	first, _, _ := strings.Cut(r.stderr, "\n")
+	if first != "distlock: bench: no backend named (--driver and --dsn, $DISTLOCK_BENCH, or $DISTLOCK_DRIVER and $DISTLOCK_DSN): measuring memory only" {
+		t.Errorf("stderr's first line %q", first)
 	}
-	r := benchResult(t, append([]string{"--duration", "50ms"}, unreachable...)...)
-	r.wantCode(t, exitOK) // by default, a server that is down is no error: memory is measured
+	if !strings.Contains(r.stdout, "\nmemory ") || strings.Contains(r.stdout, "goredis") || strings.Contains(r.stdout, "postgres") ||
+		strings.Contains(r.stdout, "skipped") {
+		t.Errorf("stdout:\n%s", r.stdout)
+	}
+}
+
+// TestBench_environmentNamesTheBackends: $DISTLOCK_BENCH, else
+// $DISTLOCK_DRIVER and $DISTLOCK_DSN, name the backends when no flag does,
+// and bench says which it read.
+func TestBench_environmentNamesTheBackends(t *testing.T) {
+	for name, env := range map[string]map[string]string{
+		"list": {"DISTLOCK_BENCH": " memory ; ", "DISTLOCK_DRIVER": "postgres", "DISTLOCK_DSN": "postgres://127.0.0.1:1/x"},
+		"one":  {"DISTLOCK_DRIVER": "memory", "DISTLOCK_DSN": "ignored-by-memory"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			noBenchEnv(t)
+			for k, v := range env {
+				t.Setenv(k, v)
+			}
+			r := benchResult(t, "--duration", "50ms")
+			r.wantCode(t, exitOK)
+			from := map[string]string{"list": benchFromList, "one": benchFromOne}[name]
+			if !strings.Contains(r.stderr, "bench: the backends of "+from+"\n") || !strings.Contains(r.stdout, "\nmemory ") ||
+				strings.Contains(r.stdout, "postgres") {
+				t.Errorf("stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+			}
+		})
+	}
+}
+
+func TestBench_unreachableServersSkipped(t *testing.T) {
+	noBenchEnv(t)
+	r := benchResult(t, append([]string{"--driver", "memory", "--duration", "50ms"}, unreachable...)...)
+	r.wantCode(t, exitBackend) // every backend was named: one skipped is an error
 	wants := []string{"\nmemory ", "scripts/services.sh up"}
-	for _, d := range benchDrivers()[1:] {
-		wants = append(wants, "skipped "+d+": ")
+	for i := 1; i < len(unreachable); i += 4 {
+		wants = append(wants, "skipped "+unreachable[i]+": ")
 	}
 	for _, want := range wants {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
 		}
 	}
-	named := benchResult(t, append([]string{"--drivers", "memory,postgres", "--duration", "50ms"}, unreachable...)...)
-	named.wantCode(t, exitBackend) // a driver asked for by name must be measured
-	if !strings.Contains(named.stdout, "skipped postgres: ") || strings.Contains(named.stdout, "goredis") {
-		t.Errorf("stdout:\n%s", named.stdout)
-	}
 }
 
 func TestBench_badUsageExits64WithOneLine(t *testing.T) {
-	for name, args := range map[string][]string{
-		"unknownDriver":   {"--drivers", "memory,nosuch"},
-		"noDriver":        {"--drivers", ","},
-		"shortDuration":   {"--duration", "1ms"},
-		"badDuration":     {"--duration", "soon"},
-		"argument":        {"memory"},
-		"unknownFlag":     {"--frobnicate"},
-		"standardPort":    {"--hung-port", "6379"},
-		"standardInRange": {"--hung-port", "6377"},
-		"jsonInNoSuchDir": {"--drivers", "memory", "--json", filepath.Join(t.TempDir(), "no", "such", "x.json")},
-	} {
+	const secret = "pw-4711"
+	dsn := "postgres://u:" + secret + "@127.0.0.1:1/x"
+	cases := map[string]struct {
+		args []string
+		env  map[string]string
+		want string // in the message
+	}{
+		"unknownDriver":      {args: []string{"--driver", "memory", "--driver", "nosuch", "--dsn", "x"}, want: `unknown driver "nosuch"`},
+		"dsnAsDriver":        {args: []string{"--driver", dsn}, want: "a DSN?"},
+		"dsnAsArgument":      {args: []string{"--driver", "postgres", dsn}, want: "a DSN?"},
+		"driverWithoutDSN":   {args: []string{"--driver", "memory", "--driver", "postgres"}, want: "0 --dsn for 1 --driver other than memory"},
+		"dsnWithoutDriver":   {args: []string{"--dsn", dsn}, want: "1 --dsn for 0 --driver"},
+		"dsnForMemory":       {args: []string{"--driver", "memory", "--dsn", "store"}, want: "memory takes none"},
+		"moreDSNs":           {args: []string{"--driver", "postgres", "--dsn", dsn, "--dsn", dsn}, want: "2 --dsn for 1 --driver"},
+		"emptyDSN":           {args: []string{"--driver", "postgres", "--dsn", ""}, want: "--dsn of driver postgres is empty"},
+		"driverTwice":        {args: []string{"--driver", "memory", "--driver", "memory"}, want: "named twice"},
+		"retiredDrivers":     {args: []string{"--drivers", "memory,postgres"}, want: "--drivers is gone: name each backend with --driver D"},
+		"retiredDSNFlag":     {args: []string{"--driver", "memory", "--dsn-goredis=redis://h"}, want: "--dsn-goredis is gone: give --driver goredis --dsn DSN"},
+		"listWithoutDSN":     {env: map[string]string{"DISTLOCK_BENCH": "memory;postgres"}, want: "entry 2: driver postgres has no DSN"},
+		"listMemoryWithDSN":  {env: map[string]string{"DISTLOCK_BENCH": "memory=x"}, want: "memory takes no DSN"},
+		"listUnknownDriver":  {env: map[string]string{"DISTLOCK_BENCH": dsn}, want: "$DISTLOCK_BENCH, entry 1: unknown driver (a DSN?"},
+		"listEmpty":          {env: map[string]string{"DISTLOCK_BENCH": " ; "}, want: "names no driver"},
+		"oneWithoutDSN":      {env: map[string]string{"DISTLOCK_DRIVER": "postgres"}, want: "$DISTLOCK_DSN is empty"},
+		"oneUnknownDriver":   {env: map[string]string{"DISTLOCK_DRIVER": "nosuch"}, want: "$DISTLOCK_DRIVER: unknown driver"},
+		"shortDuration":      {args: []string{"--duration", "1ms"}},
+		"badDuration":        {args: []string{"--duration", "soon"}},
+		"argument":           {args: []string{"memory"}, want: `unexpected argument "memory"`},
+		"unknownFlag":        {args: []string{"--frobnicate"}},
+		"standardPort":       {args: []string{"--hung-port", "6379"}},
+		"standardInRange":    {args: []string{"--hung-port", "6377"}},
+		"lowPort":            {args: []string{"--hung-port", "80"}},
+		"jsonInNoSuchDir":    {args: []string{"--driver", "memory", "--json", filepath.Join(t.TempDir(), "no", "such", "x.json")}},
+		"flagsBeatTheList":   {args: []string{"--driver", "postgres"}, env: map[string]string{"DISTLOCK_BENCH": "postgres=" + dsn}, want: "0 --dsn"},
+		"listBeatsTheOneDSN": {env: map[string]string{"DISTLOCK_BENCH": "postgres", "DISTLOCK_DRIVER": "postgres", "DISTLOCK_DSN": dsn}, want: "has no DSN"},
+	}
+	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			r := benchResult(t, args...)
+			noBenchEnv(t)
+			for k, v := range c.env {
+				t.Setenv(k, v)
+			}
+			r := benchResult(t, c.args...)
 			r.wantCode(t, exitUsage)
 			if r.stdout != "" || !strings.HasPrefix(r.stderr, "distlock: bench: ") || strings.Count(r.stderr, "\n") != 1 {
 				t.Errorf("stdout %q, stderr %q: want one line on stderr", r.stdout, r.stderr)
+			}
+			if !strings.Contains(r.stderr, c.want) || !strings.HasSuffix(r.stderr, " (see 'distlock bench --help')\n") {
+				t.Errorf("stderr %q, want %q in it, and where to look", r.stderr, c.want)
+			}
+			if strings.Contains(r.stderr, secret) {
+				t.Errorf("stderr %q shows the DSN's password", r.stderr)
 			}
 		})
 	}
@@ -137,96 +217,86 @@ func TestBench_badUsageExits64WithOneLine(t *testing.T) {
 func TestBench_helpPrintsFlagsAndExamples(t *testing.T) {
 	r := benchResult(t, "--help")
 	r.wantCode(t, exitOK)
-	for _, want := range []string{"Usage: distlock bench", "--drivers", "--duration", "--json", "--svg", "--dsn-goredis", "--dsn-mongodb",
-		"$DISTLOCK_REDIS_ADDRS", "$DISTLOCK_POSTGRES_DSN", "$DISTLOCK_MONGODB_URI", "--no-hung", "Examples:\n  distlock bench"} {
+	for _, want := range []string{"Usage: distlock bench", "\n  -driver D\n", "\n  -dsn DSN\n", "-duration", "-json", "-svg", "-hung-port", "-no-hung",
+		"$DISTLOCK_BENCH", "$DISTLOCK_DRIVER", "$DISTLOCK_DSN", "distlock_bench_leases", "measures memory\nonly",
+		"Examples:\n  distlock bench"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("help lacks %q:\n%s", want, r.stdout)
 		}
 	}
+	if strings.Contains(r.stdout, "\n  --") {
+		t.Errorf("help writes a flag as --flag, where run's and status's write -flag:\n%s", r.stdout)
+	}
 }
 
-func TestBenchDefaultDSN_environmentOrTestServers(t *testing.T) {
-	env := map[string]string{
-		"DISTLOCK_REDIS_ADDRS":  "10.0.0.1:7001,10.0.0.2:7001",
-		"DISTLOCK_POSTGRES_DSN": "postgres://u@db:15432/x?sslmode=disable",
-		"DISTLOCK_MONGODB_URI":  "mongodb://m:27017",
-	}
-	none := func(string) string { return "" }
-	for _, c := range []struct {
-		driver      string
-		getenv      func(string) string
-		want        string
-		noStandards bool
+func TestBenchBackends_resolve(t *testing.T) {
+	cases := []struct {
+		name    string
+		drivers []string
+		dsns    []string
+		env     map[string]string
+		want    []benchTarget
+		from    string
 	}{
-		{"goredis", none, "redis://127.0.0.1:7001,redis://127.0.0.1:7002,redis://127.0.0.1:7003,redis://127.0.0.1:7004,redis://127.0.0.1:7005", true},
-		{"redigo", func(k string) string { return env[k] }, "redis://10.0.0.1:7001,redis://10.0.0.2:7001", false},
-		{"postgres", none, "postgres://postgres@127.0.0.1:15432/distlock?sslmode=disable&distlock_table=distlock_bench_leases", true},
-		{"postgres", func(k string) string { return env[k] }, "postgres://u@db:15432/x?sslmode=disable&distlock_table=distlock_bench_leases", false},
-		{"mongodb", none, "mongodb://127.0.0.1:27117/?distlock_database=distlock_bench&distlock_collection=grants_r1", true},
-		{"mongodb", func(k string) string { return env[k] }, "mongodb://m:27017/?distlock_database=distlock_bench&distlock_collection=grants_r1", false},
-		{"memory", none, benchMemoryStore, false},
-	} {
-		got := benchDefaultDSN(c.driver, c.getenv, "r1")
+		{"pairedInOrder", []string{"goredis", "memory", "postgres"}, []string{"redis://r", "postgres://p"}, nil,
+			[]benchTarget{{"goredis", "redis://r"}, {"memory", benchMemoryStore}, {"postgres", "postgres://p"}}, benchFromFlags},
+		{"flagsOverEnvironment", []string{"memory"}, nil, map[string]string{"DISTLOCK_BENCH": "postgres=postgres://p"},
+			[]benchTarget{{"memory", benchMemoryStore}}, benchFromFlags},
+		{"list", nil, nil, map[string]string{"DISTLOCK_BENCH": "postgres = host=h dbname=d ;memory;goredis=redis://a,redis://b?fencing=true", "DISTLOCK_DRIVER": "mysql"},
+			[]benchTarget{{"postgres", "host=h dbname=d"}, {"memory", benchMemoryStore}, {"goredis", "redis://a,redis://b?fencing=true"}}, benchFromList},
+		{"one", nil, nil, map[string]string{"DISTLOCK_DRIVER": "etcd", "DISTLOCK_DSN": "etcd://e"},
+			[]benchTarget{{"etcd", "etcd://e"}}, benchFromOne},
+		{"nowhere", nil, nil, map[string]string{"DISTLOCK_DSN": "postgres://p"},
+			[]benchTarget{{"memory", benchMemoryStore}}, benchFromNowhere},
+	}
+	for _, c := range cases {
+		b := benchBackends{drivers: c.drivers, dsns: c.dsns}
+		got, from, err := b.resolve(func(k string) string { return c.env[k] })
+		if err != nil || !slices.Equal(got, c.want) || from != c.from {
+			t.Errorf("%s: resolve = %q, %q, %v; want %q, %q", c.name, got, from, err, c.want, c.from)
+		}
+	}
+}
+
+func TestBenchNamespaced_addedUnlessTheDSNHasOne(t *testing.T) {
+	cases := []struct{ driver, dsn, want string }{
+		{"postgres", "postgres://u@db:15432/x?sslmode=disable", "postgres://u@db:15432/x?sslmode=disable&distlock_table=distlock_bench_leases"},
+		{"postgres", "postgres://u@db/x", "postgres://u@db/x?distlock_table=distlock_bench_leases"},
+		{"postgres", "host=/var/run/postgresql dbname=x", "host=/var/run/postgresql dbname=x distlock_table=distlock_bench_leases"},
+		{"postgres", "host=h distlock_table = 'mine'", "host=h distlock_table = 'mine'"},
+		{"postgres", "postgres://u@db/x?distlock_table=mine", "postgres://u@db/x?distlock_table=mine"},
+		{"mysql", "u:pw@tcp(db:3306)/x", "u:pw@tcp(db:3306)/x?distlock_table=distlock_bench_leases"},
+		{"mysql", "u@tcp(db)/x?timeout=1s&distlock_table=mine", "u@tcp(db)/x?timeout=1s&distlock_table=mine"},
+		{"mongodb", "mongodb://m:27017", "mongodb://m:27017/?distlock_database=distlock_bench&distlock_collection=grants_r1"},
+		{"mongodb", "mongodb://m/?replicaSet=rs0&distlock_collection=mine", "mongodb://m/?replicaSet=rs0&distlock_collection=mine"},
+		{"mongodb", "mongodb://m/?distlock_database=mine", "mongodb://m/?distlock_database=mine"},
+		{"etcd", "etcd://e1:2379,e2:2379", "etcd://e1:2379,e2:2379/?prefix=distlock-bench/"},
+		{"etcd", "etcd://e1/?prefix=app/&dial_timeout=1s", "etcd://e1/?prefix=app/&dial_timeout=1s"},
+		{"zookeeper", "zk://z1:2181,z2:2181", "zk://z1:2181,z2:2181/distlock-bench"},
+		{"zookeeper", "zk://u:p@z1/?dial_timeout=1s", "zk://u:p@z1/distlock-bench?dial_timeout=1s"},
+		{"zookeeper", "zk://z1/app/locks?dial_timeout=1s", "zk://z1/app/locks?dial_timeout=1s"},
+		{"goredis", "redis://r1,redis://r2?fencing=true", "redis://r1,redis://r2?fencing=true"},
+		{"nats", "nats://n1:4222?bucket=locks", "nats://n1:4222?bucket=locks"},
+	}
+	for _, c := range cases {
+		got, grants := benchNamespaced(c.driver, c.dsn, "r1")
 		if got != c.want {
-			t.Errorf("benchDefaultDSN(%s) = %q, want %q", c.driver, got, c.want)
+			t.Errorf("benchNamespaced(%s, %q) = %q, want %q", c.driver, c.dsn, got, c.want)
 		}
-		if c.noStandards && (strings.Contains(got, ":6379") || strings.Contains(got, ":5432/")) {
-			t.Errorf("benchDefaultDSN(%s) = %q: a standard port", c.driver, got)
-		}
-	}
-}
-
-func TestBenchDrivers_everyRegisteredDriverAfterTheRows(t *testing.T) {
-	got := benchDrivers()
-	for i, row := range benchDefaults {
-		if got[i] != row.driver {
-			t.Fatalf("benchDrivers() = %v: want the rows of benchDefaults first", got)
+		if (grants != nil) != (got != c.dsn && c.driver == "mongodb") {
+			t.Errorf("benchNamespaced(%s, %q): collection to drop %+v", c.driver, c.dsn, grants)
 		}
 	}
-	for _, d := range lock.Drivers() {
-		if !slices.Contains(got, d) {
-			t.Errorf("benchDrivers() = %v lacks the registered driver %q", got, d)
-		}
-	}
-	if len(got) != len(lock.Drivers()) {
-		t.Errorf("benchDrivers() = %v, registered %v: a row names a driver the command does not import", got, lock.Drivers())
-	}
-}
-
-func TestBenchDefaultDSN_driverWithoutARowTakesItsVariable(t *testing.T) {
-	env := map[string]string{"DISTLOCK_NEWDB_DSN": "u@tcp(127.0.0.1:1)/x"}
-	if got := benchDefaultDSN("newdb", func(k string) string { return env[k] }, "r1"); got != env["DISTLOCK_NEWDB_DSN"] {
-		t.Errorf("benchDefaultDSN(newdb) = %q, want $DISTLOCK_NEWDB_DSN", got)
-	}
-	bf := &benchFlags{drivers: []string{"newdb"}, dsn: map[string]string{}, noHung: true}
-	plan := benchPlan(bf)
-	if len(plan.Targets) != 1 || !strings.Contains(plan.Targets[0].Skip, "--dsn-newdb") || !strings.Contains(plan.Targets[0].Skip, "$DISTLOCK_NEWDB_DSN") {
-		t.Errorf("a driver without a DSN: targets %+v, want it skipped, naming the flag and the variable", plan.Targets)
-	}
-	if !strings.Contains(benchUsage, "--dsn-") {
-		t.Errorf("usage lacks the --dsn flags:\n%s", benchUsage)
-	}
-}
-
-func TestBenchWithParams_urlsAndKeywords(t *testing.T) {
-	for dsn, want := range map[string]string{
-		"postgres://h/db":                       "postgres://h/db?a=1&b=2",
-		"postgres://h/db?sslmode=disable":       "postgres://h/db?sslmode=disable&a=1&b=2",
-		"mongodb://h:27017":                     "mongodb://h:27017/?a=1&b=2",
-		"host=h dbname=db":                      "host=h dbname=db a=1 b=2",
-		"postgres://h/db?a=mine":                "postgres://h/db?a=mine",
-		"mongodb://h:27017/?a=mine&replicaSet=": "mongodb://h:27017/?a=mine&replicaSet=",
-	} {
-		if got := benchWithParams(dsn, "a=1&b=2"); got != want {
-			t.Errorf("benchWithParams(%q) = %q, want %q", dsn, got, want)
-		}
+	_, grants := benchNamespaced("mongodb", "mongodb://u:pw@m/?tls=true&distlock_request_timeout=2s&w=majority", "r1")
+	if grants == nil || grants.uri != "mongodb://u:pw@m/?tls=true&w=majority" || grants.coll != "grants_r1" {
+		t.Errorf("the run's collection %+v: want the server's URI without the driver's parameters", grants)
 	}
 }
 
 // TestBench_postgresAndGoredis runs bench on the test servers briefly.
 func TestBench_postgresAndGoredis(t *testing.T) {
-	r := benchResult(t, "--drivers", "goredis,postgres", "--duration", "200ms", "--no-hung",
-		"--dsn-goredis", redistest.DSN(testenv.RedisAddrs(t), ""), "--dsn-postgres", testenv.PostgresDSN(t))
+	r := benchResult(t, "--driver", "goredis", "--dsn", redistest.DSN(testenv.RedisAddrs(t), ""),
+		"--driver", "postgres", "--dsn", testenv.PostgresDSN(t), "--duration", "200ms", "--no-hung")
 	r.wantCode(t, exitOK) // every measurement has figures (an operation may fail on a loaded machine)
 	for _, want := range []string{"\ngoredis N=5 ", "\npostgres ", "2 of 5 nodes hung: skipped: --no-hung."} {
 		if !strings.Contains(r.stdout, want) {
@@ -252,7 +322,7 @@ func TestBench_mongodbLeavesNoCollection(t *testing.T) {
 		return names
 	}
 	before := collections()
-	r := benchResult(t, "--drivers", "mongodb", "--duration", "100ms")
+	r := benchResult(t, "--driver", "mongodb", "--dsn", uri, "--duration", "100ms")
 	// A measurement may fail on a loaded machine: FerretDB answered in 69ms
 	// at times, and the Go driver refuses an operation whose deadline is
 	// nearer than its round trip. What this test checks is the drop, once

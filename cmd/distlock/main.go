@@ -4,11 +4,12 @@
 //
 //	distlock run    --driver D --dsn S --key K [--ttl T] [--wait DUR | --no-wait] -- CMD [ARGS...]
 //	distlock status --driver D --dsn S [--json] KEY...
-//	distlock bench  [--drivers memory,goredis,...] [--duration D] [--json F] [--svg F]
+//	distlock bench  [--driver D [--dsn S]]... [--duration T] [--json F] [--svg F]
 //	distlock verify --lint-only --driver D --dsn S [--json]
 //
-// --driver and --dsn default to $DISTLOCK_DRIVER and $DISTLOCK_DSN. A
-// DSN's password is never printed. Run `distlock help` or `distlock CMD
+// --driver and --dsn default to $DISTLOCK_DRIVER and $DISTLOCK_DSN; bench
+// takes them repeated, paired in order, and reads $DISTLOCK_BENCH first
+// for several backends. A DSN's password is never printed. Run `distlock help` or `distlock CMD
 // --help` for the flags and examples.
 //
 // Exit codes: 0 success (for run, CMD's own exit code is passed through);
@@ -25,7 +26,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+
+	"github.com/distlock/lock"
 )
 
 // Exit codes, as the package documentation lists them.
@@ -68,21 +72,25 @@ func cli(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 func usage(w io.Writer) {
-	fmt.Fprint(w, `distlock runs a command under a distributed lock, shows who holds keys,
+	fmt.Fprint(w, strings.Replace(usageText, "DRIVERS", strings.Join(lock.Drivers(), ", "), 1))
+}
+
+// usageText is distlock's help, with DRIVERS for the drivers it knows.
+const usageText = `distlock runs a command under a distributed lock, shows who holds keys,
 and compares lock backends.
 
 Usage:
   distlock run    --driver D --dsn S --key K [--ttl T] [--wait DUR | --no-wait] -- CMD [ARGS...]
   distlock status --driver D --dsn S [--json] KEY...
-  distlock bench  [--drivers LIST] [--duration D] [--json FILE] [--svg FILE]
+  distlock bench  [--driver D [--dsn S]]... [--duration T] [--json FILE] [--svg FILE]
   distlock verify --lint-only --driver D --dsn S [--json]
 
---driver and --dsn default to $DISTLOCK_DRIVER and $DISTLOCK_DSN.
-Drivers: memory, goredis, redigo, postgres, mongodb, etcd, zookeeper.
+--driver and --dsn default to $DISTLOCK_DRIVER and $DISTLOCK_DSN (bench takes
+several, paired in order, or reads $DISTLOCK_BENCH first).
+Drivers: DRIVERS.
 Run 'distlock COMMAND --help' for a command's flags and examples.
 
 Exit codes: 0 ok (run: CMD's own), 64 usage, 69 backend error,
 75 held by another (run), 76 lock lost while CMD ran (run),
 1 a setting can break a promise (verify).
-`)
-}
+`

@@ -52,6 +52,8 @@ func TestUsage_badUsageExits64WithOneLine(t *testing.T) {
 		"verify/zeroTimeout":  append([]string{"verify", "--lint-only", "--timeout", "0s"}, mem...),
 		"verify/noDriver":     {"verify", "--lint-only"},
 		"status/badDSNDriver": {"status", "--driver", "postgres", "--dsn", "postgres://h/db?distlock_table=no-such-table!", "k"},
+		"bench/dsnMissing":    {"bench", "--driver", "memory", "--driver", "postgres"},
+		"bench/retiredFlag":   {"bench", "--drivers", "memory"},
 	}
 	for name, args := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -70,7 +72,7 @@ func TestUsage_badUsageExits64WithOneLine(t *testing.T) {
 }
 
 func TestUsage_helpPrintsFlagsAndExamples(t *testing.T) {
-	for _, c := range []struct{ cmd, flag string }{{"run", "-no-wait"}, {"status", "-json"}, {"verify", "-lint-only"}} {
+	for _, c := range []struct{ cmd, flag string }{{"run", "-no-wait"}, {"status", "-json"}, {"verify", "-lint-only"}, {"bench", "-no-hung"}} {
 		for _, help := range []string{"--help", "-h"} {
 			r := cliResult(t, c.cmd, help)
 			if r.code != 0 || r.stderr != "" {

@@ -3,11 +3,11 @@ package main
 import (
 	"encoding/json"
 	"net"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/distlock/lock"
 	"github.com/distlock/lock/internal/redistest"
 	"github.com/distlock/lock/internal/testenv"
 )
@@ -79,7 +79,7 @@ var verifyElsewhere = map[string]string{
 // driver added to the command must be listed in one of the two.
 func TestVerify_lintEveryDriver(t *testing.T) {
 	testenv.RedisAddrs(t) // skips the test without the servers
-	for _, d := range benchDrivers() {
+	for _, d := range lock.Drivers() {
 		if d == "memory" || strings.HasPrefix(d, "cmd-distlock-test") {
 			continue // no two processes share memory's store; the rest are this package's test doubles
 		}
@@ -91,10 +91,7 @@ func TestVerify_lintEveryDriver(t *testing.T) {
 				}
 				t.Fatalf("no expected findings for driver %s: add them to verifyExpected or verifyElsewhere", d)
 			}
-			dsn := benchDefaultDSN(d, os.Getenv, "verify_test")
-			if dsn == "" {
-				t.Fatalf("no DSN for driver %s: set %s", d, benchEnvDSN(d))
-			}
+			dsn, _ := benchNamespaced(d, testServerDSN(t, d), "verify_test")
 			r := cliResult(t, "verify", "--lint-only", "--json", "--driver", d, "--dsn", dsn)
 			r.want(t, exitOK)
 			var fs []findingJSON

@@ -35,26 +35,76 @@ type Nodes struct {
 const nodeStartTimeout = 5 * time.Second
 
 // StartNodes starts n redis-server processes of server's (a path, or a
-// name looked up in PATH) on 127.0.0.1, ports base to base+n-1, without
-// persistence, and waits until each answers PING. It refuses Redis's
-// standard port 6379 and ports already in use. On error it stops the nodes
-// it started. The caller must call [Nodes.Stop].
+// name looked up in PATH) on 127.0.0.1 without persistence, and waits
+// until each answers PING. Their ports are base to base+n-1, or, with base
+// 0, free ports the system picks (tried again with fresh ones, up to 3
+// times, if another program takes one first). It refuses Redis's standard
+// port 6379 and ports already in use. On error it stops the nodes it
+// started. The caller must call [Nodes.Stop].
 func StartNodes(ctx context.Context, server string, base, n int) (*Nodes, error) {
 	path, err := exec.LookPath(server)
 	if err != nil {
 		return nil, fmt.Errorf("%s not found in PATH (scripts/services.sh up installs it)", server)
 	}
-	for p := base; p < base+n; p++ {
-		if err := portUsable(p); err != nil {
+	if base != 0 {
+		ports := make([]int, n)
+		for i := range ports {
+			ports[i] = base + i
+			if err := portUsable(ports[i]); err != nil {
+				return nil, err
+			}
+		}
+		return startNodes(ctx, path, ports)
+	}
+	for attempt := 1; ; attempt++ {
+		ports, err := freePorts(n)
+		if err != nil {
 			return nil, err
 		}
+		ns, err := startNodes(ctx, path, ports)
+		if err == nil || attempt == freePortAttempts || ctx.Err() != nil {
+			return ns, err
+		}
 	}
+}
+
+// freePortAttempts is how many sets of free ports StartNodes tries: a port
+// is free when picked, but another program may bind it before the node does.
+const freePortAttempts = 3
+
+// freePorts returns n distinct ports of 127.0.0.1 that the system picked
+// as free (never Redis's standard 6379). Each is held until all are
+// picked, so that none comes twice.
+func freePorts(n int) ([]int, error) {
+	var ports []int
+	var held []net.Listener
+	defer func() {
+		for _, l := range held {
+			l.Close()
+		}
+	}()
+	for len(ports) < n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("find a free port for bench's own nodes: %w", err)
+		}
+		held = append(held, l)
+		if p := l.Addr().(*net.TCPAddr).Port; p != 6379 {
+			ports = append(ports, p)
+		}
+	}
+	return ports, nil
+}
+
+// startNodes starts a node of path's on each of ports, and waits until
+// every one answers.
+func startNodes(ctx context.Context, path string, ports []int) (*Nodes, error) {
 	dir, err := os.MkdirTemp("", "distlock-bench-redis-")
 	if err != nil {
 		return nil, err
 	}
 	ns := &Nodes{dir: dir}
-	for p := base; p < base+n; p++ {
+	for _, p := range ports {
 		if err := ns.start(path, p); err != nil {
 			return nil, errors.Join(err, ns.Stop())
 		}

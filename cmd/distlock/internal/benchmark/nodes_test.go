@@ -123,6 +123,35 @@ func TestStartNodes_stopLeavesNoProcess(t *testing.T) {
 	}
 }
 
+func TestStartNodes_freePortsWhenNoBase(t *testing.T) {
+	server := redisServer(t)
+	ns, err := StartNodes(t.Context(), server, 0, HungNodeCount)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ns.Stop()
+	seen := map[int]bool{}
+	for _, a := range ns.Addrs() {
+		p := portOf(a)
+		if p == 6379 || seen[p] || !strings.HasPrefix(a, "127.0.0.1:") {
+			t.Errorf("addresses %v: want %d distinct loopback ports, never 6379", ns.Addrs(), HungNodeCount)
+		}
+		seen[p] = true
+		if !ping(t.Context(), a) {
+			t.Errorf("the node on %s does not answer", a)
+		}
+	}
+	pids := ns.PIDs()
+	if err := ns.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	for _, pid := range pids {
+		if !gone(pid) {
+			t.Errorf("redis-server pid %d still there after Stop", pid)
+		}
+	}
+}
+
 func TestStartNodes_refusesPortsNotOurs(t *testing.T) {
 	server := redisServer(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")

@@ -11,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -44,8 +46,9 @@ type Plan struct {
 	Duration time.Duration // of each measurement
 	Hold     time.Duration // how long a holder keeps the key in the handoff measurements
 	// RedisServer is the redis-server binary that the hung measurement
-	// runs its nodes with, on ports HungBasePort to HungBasePort+4. Empty,
-	// the measurement is skipped, and HungSkip says why.
+	// runs its nodes with, on ports HungBasePort to HungBasePort+4, or on
+	// free ports the system picks when HungBasePort is 0. Empty, the
+	// measurement is skipped, and HungSkip says why.
 	RedisServer  string
 	HungBasePort int
 	HungSkip     string
@@ -183,6 +186,29 @@ func startHung(ctx context.Context, plan Plan, ready []probed) (nodes *Nodes, no
 	if err != nil {
 		return nil, "", err.Error()
 	}
-	return nodes, fmt.Sprintf("%d redis-server processes of bench's own on 127.0.0.1:%d-%d, %d of them hung with SIGSTOP",
-		HungNodeCount, plan.HungBasePort, plan.HungBasePort+HungNodeCount-1, HungCount), ""
+	return nodes, fmt.Sprintf("%d redis-server processes of bench's own on %s, %d of them hung with SIGSTOP",
+		HungNodeCount, addrList(nodes.Addrs()), HungCount), ""
+}
+
+// addrList writes addresses of one host (host:port) as the host and a port
+// range when the ports follow each other ("127.0.0.1:7101-7105"), else as
+// the host and every port ("127.0.0.1:40211,38977,...").
+func addrList(addrs []string) string {
+	if len(addrs) == 0 {
+		return "no address"
+	}
+	var host string
+	ports := make([]string, len(addrs))
+	consecutive := len(addrs) > 1
+	prev := 0
+	for i, a := range addrs {
+		host, ports[i], _ = net.SplitHostPort(a)
+		p, _ := strconv.Atoi(ports[i])
+		consecutive = consecutive && (i == 0 || p == prev+1)
+		prev = p
+	}
+	if consecutive {
+		return host + ":" + ports[0] + "-" + ports[len(ports)-1]
+	}
+	return host + ":" + strings.Join(ports, ",")
 }

@@ -80,3 +80,16 @@ func TestRun_interruptedStopsAtOnce(t *testing.T) {
 		}
 	}
 }
+
+func TestAddrList_rangeOrEveryPort(t *testing.T) {
+	for want, addrs := range map[string][]string{
+		"127.0.0.1:7101-7105":       {"127.0.0.1:7101", "127.0.0.1:7102", "127.0.0.1:7103", "127.0.0.1:7104", "127.0.0.1:7105"},
+		"127.0.0.1:40211,38977,402": {"127.0.0.1:40211", "127.0.0.1:38977", "127.0.0.1:402"},
+		"127.0.0.1:7101":            {"127.0.0.1:7101"},
+		"no address":                nil,
+	} {
+		if got := addrList(addrs); got != want {
+			t.Errorf("addrList(%q) = %q, want %q", addrs, got, want)
+		}
+	}
+}

@@ -186,8 +186,8 @@ func (r Row) labelled() []labelledFigures {
 	return out
 }
 
-// howToStart says how to start the servers of skipped drivers.
-const howToStart = "to measure them, start the test servers with `scripts/services.sh up` (bench's defaults are their addresses), or pass --dsn-DRIVER"
+// howToStart says what to check when drivers were skipped.
+const howToStart = "to measure them, check that their servers answer at the DSNs given (this repository's test servers: `scripts/services.sh up`, and their DSNs from `scripts/services.sh env`, as make demo passes them)"
 
 // writeNotes writes what the columns measure, the failures, and the
 // drivers skipped.

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# demo-bench.sh OUTDIR DISTLOCK...: make demo's comparison of every driver.
+# DISTLOCK is the command that runs distlock (e.g. `go run ./cmd/distlock`).
+# It runs `distlock bench` on the test servers of `scripts/services.sh up`,
+# whose environment (`scripts/services.sh env`) it expects: bench has no
+# default servers, so every DSN is passed here, with --driver and --dsn.
+# It writes OUTDIR/bench.json and OUTDIR/bench.svg. Passwords in the DSNs
+# are never printed.
+set -uo pipefail
+[[ $# -gt 1 ]] || { echo "usage: $0 OUTDIR DISTLOCK..." >&2; exit 64; }
+out=$1
+shift
+for v in DISTLOCK_REDIS_ADDRS DISTLOCK_POSTGRES_DSN DISTLOCK_MYSQL_DSN DISTLOCK_MONGODB_URI \
+	DISTLOCK_ETCD_ENDPOINTS DISTLOCK_ZOOKEEPER_SERVERS DISTLOCK_NATS_DSN; do
+	[[ -n ${!v:-} ]] || { echo "$0: $v is not set: run eval \"\$(scripts/services.sh env)\" first" >&2; exit 64; }
+done
+
+redis="redis://${DISTLOCK_REDIS_ADDRS//,/,redis://}"      # a URL per master
+etcd=${DISTLOCK_ETCD_ENDPOINTS//http:\/\//}                # host:port,... of the client URLs
+backends=(--driver memory)
+for d in goredis redigo rueidis valkey; do # Redlock over each client, on the five Redis masters
+	backends+=(--driver "$d" --dsn "$redis")
+done
+backends+=(
+	--driver postgres --dsn "$DISTLOCK_POSTGRES_DSN"
+	--driver mysql --dsn "$DISTLOCK_MYSQL_DSN"
+	--driver mongodb --dsn "$DISTLOCK_MONGODB_URI"
+	--driver etcd --dsn "etcd://$etcd"
+	--driver zookeeper --dsn "zk://$DISTLOCK_ZOOKEEPER_SERVERS"
+	--driver nats --dsn "$DISTLOCK_NATS_DSN"
+)
+names=()
+for ((i = 0; i < ${#backends[@]}; i++)); do
+	[[ ${backends[i]} == --driver ]] && names+=("${backends[i + 1]}")
+done
+echo "$ distlock bench --duration 1s --json $out/bench.json --svg $out/bench.svg --driver D --dsn DSN... (${names[*]}; the DSNs of scripts/services.sh env)"
+"$@" bench --duration 1s --json "$out/bench.json" --svg "$out/bench.svg" "${backends[@]}"
