@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/services.sh - throwaway backing services for distlock tests.
 #
-# Usage: scripts/services.sh up|down|env|status|restart-postgres|start-redis|start-ferretdb|start-nats|start-valkey
+# Usage: scripts/services.sh up|down|env|status|restart-postgres|start-redis|start-ferretdb|start-nats|start-valkey|faults
 #
 #   up      Start 5 independent redis-server instances (127.0.0.1:7001-7005),
 #           a throwaway PostgreSQL cluster (127.0.0.1:15432, database
@@ -32,12 +32,18 @@
 #   start-valkey
 #           Start our Valkey servers (services.d/valkey.sh) that are not
 #           running, and nothing else.
+#   faults  Write $STATE/faults/DRIVER again, starting nothing: the servers
+#           that `distlock bench --faults --servers-dir $STATE` may kill,
+#           and their launchers (see "faults" below). `up` writes them too.
 #
 # Everything lives under ${DISTLOCK_SERVICES_DIR:-/tmp/distlock-services}:
 #   redis-700N/{redis.pid,redis.log,launch.log}  one dir per redis (its cwd);
 #                                         fault tests may signal redis.pid
 #   postgres/{data/,postgres.log,initdb.log,.s.PGSQL.15432}
 #   ferretdb/{data/,ferretdb.pid,ferretdb.log}   (its cwd)
+#   faults/DRIVER    what distlock bench --faults may kill (see "faults")
+# and a launcher, start, in each server's dir (redis-700N/, postgres/,
+# ferretdb/), which starts that server again.
 # plus a lock file next to it (${DISTLOCK_SERVICES_DIR}.lock) serializing
 # concurrent up/down runs.
 #
@@ -141,6 +147,9 @@ commands:
   start-valkey
           start our valkey servers 127.0.0.1:7201-7205 that are down, and
           nothing else
+  faults  write $STATE/faults/DRIVER (what distlock bench --faults
+          --servers-dir may kill, and how to start it again), starting
+          nothing; up writes them too
 EOF
 }
 
@@ -314,19 +323,34 @@ redis_start() {
 	port_open "$port" && port_conflict "$port" "no live pidfile in $dir"
 	mkdir -p "$dir"
 	offset=$(stat -c %s "$dir/redis.log" 2>/dev/null || echo 0)
-	# Errors before daemonizing (bad args) go to stderr -> launch.log; after
-	# that redis writes to redis.log. 9>&- : don't leak our lock fd to it.
-	if ! redis-server \
-		--bind "$HOST" --port "$port" \
-		--save "" --appendonly no \
-		--daemonize yes \
-		--pidfile "$dir/redis.pid" \
-		--logfile "$dir/redis.log" \
-		--dir "$dir" 9>&- </dev/null >"$dir/launch.log" 2>&1; then
+	redis_write_launcher "$port"
+	# 9>&- : don't leak our lock fd to it.
+	if ! "$dir/start" 9>&-; then
 		print_log_tail "$dir/launch.log"
 		die "redis-server on port $port failed to start"
 	fi
 	REDIS_LOG_OFFSET[$port]=$offset
+}
+
+# redis_write_launcher PORT: writes start, the launcher of our redis on
+# PORT, which starts it daemonized, without persistence, and returns.
+# distlock bench --faults runs it to start a server it killed (see
+# faults_write).
+redis_write_launcher() {
+	local port=$1 dir=$STATE/redis-$1 bin
+	bin=$(command -v redis-server) || die "redis-server not found"
+	mkdir -p "$dir"
+	cat >"$dir/start.tmp" <<EOF
+#!/usr/bin/env bash
+# Written by scripts/services.sh: starts the test redis on $HOST:$port,
+# daemonized, in this dir. Errors before daemonizing (bad arguments) go to
+# launch.log; after that redis writes to redis.log.
+exec '$bin' --bind $HOST --port $port --save "" --appendonly no --daemonize yes \\
+	--pidfile '$dir/redis.pid' --logfile '$dir/redis.log' --dir '$dir' \\
+	</dev/null >'$dir/launch.log' 2>&1
+EOF
+	chmod +x "$dir/start.tmp"
+	mv -f "$dir/start.tmp" "$dir/start"
 }
 
 # redis_wait PORT: waits until our redis on PORT answers PING (sets OUR_PID).
@@ -488,13 +512,31 @@ pg_start() {
 	# A postmaster.pid whose PID now belongs to an unrelated process would
 	# make the postmaster refuse to start; ours is known to be dead here.
 	rm -f "$PG_DATA/postmaster.pid"
-	if ! as_user "$PG_OS_USER" "$PG_BINDIR/pg_ctl" start -D "$PG_DATA" -l "$PG_LOG" \
-		-w -t "$TIMEOUT" -s >/dev/null 2>&1; then
+	pg_write_launcher
+	if ! "$PG_DIR/start" 9>&- >/dev/null 2>&1; then
 		print_log_tail "$PG_LOG"
 		die "postgres on $HOST:$PG_PORT failed to start"
 	fi
 	read_pid "$PG_DATA/postmaster.pid"
 	log "postgres $HOST:$PG_PORT started (pid $PID_READ, OS user $PG_OS_USER)"
+}
+
+# pg_write_launcher: writes start, the launcher of our postgres, which
+# starts it as PG_OS_USER and returns once it accepts connections (pg_ctl
+# -w). distlock bench --faults runs it to start the server it killed (see
+# faults_write). Needs PG_BINDIR and PG_OS_USER.
+pg_write_launcher() {
+	local runas=""
+	[[ $EUID -ne 0 || $PG_OS_USER == root ]] || runas="runuser -u '$PG_OS_USER' --"
+	cat >"$PG_DIR/start.tmp" <<EOF
+#!/usr/bin/env bash
+# Written by scripts/services.sh: starts the test PostgreSQL on $HOST:$PG_PORT
+# and returns once it accepts connections, or fails.
+cd / || exit 1
+exec $runas '$PG_BINDIR/pg_ctl' start -D '$PG_DATA' -l '$PG_LOG' -w -t $TIMEOUT -s
+EOF
+	chmod 0755 "$PG_DIR/start.tmp"
+	mv -f "$PG_DIR/start.tmp" "$PG_DIR/start"
 }
 
 # pg_wait: waits until our postgres answers queries, then makes sure the
@@ -595,8 +637,25 @@ ferret_start() {
 	port_open "$MONGO_PORT" && port_conflict "$MONGO_PORT" "no live pidfile in $FERRET_DIR"
 	mkdir -p "$FERRET_DIR/data"
 	FERRET_LOG_OFFSET=$(stat -c %s "$FERRET_DIR/ferretdb.log" 2>/dev/null || echo 0)
-	(cd "$FERRET_DIR" && exec setsid "$FERRET_BIN" -listen "$HOST:$MONGO_PORT" -dir data \
-		-log-level error -pidfile ferretdb.pid 9>&- </dev/null >>ferretdb.log 2>&1 &)
+	ferret_write_launcher
+	"$FERRET_DIR/start" 9>&-
+}
+
+# ferret_write_launcher: writes start, the launcher of our FerretDB, which
+# starts it detached and returns. distlock bench --faults runs it to start
+# the server it killed (see faults_write). Needs FERRET_BIN.
+ferret_write_launcher() {
+	mkdir -p "$FERRET_DIR/data"
+	cat >"$FERRET_DIR/start.tmp" <<EOF
+#!/usr/bin/env bash
+# Written by scripts/services.sh: starts the test FerretDB on $HOST:$MONGO_PORT
+# in this dir, detached; it writes ferretdb.pid once it listens.
+cd '$FERRET_DIR' || exit 1
+(exec setsid '$FERRET_BIN' -listen $HOST:$MONGO_PORT -dir data -log-level error -pidfile ferretdb.pid \\
+	</dev/null >>ferretdb.log 2>&1 &)
+EOF
+	chmod +x "$FERRET_DIR/start.tmp"
+	mv -f "$FERRET_DIR/start.tmp" "$FERRET_DIR/start"
 }
 
 # ferret_wait: waits until our FerretDB has written its pidfile (it is
@@ -625,6 +684,81 @@ ferret_stop() {
 	rm -f "$FERRET_DIR/ferretdb.pid"
 }
 
+# ----------------------------------------------------------------- faults --
+
+# The contract with `distlock bench --faults --servers-dir $STATE`: for
+# each driver, the file faults/DRIVER lists the servers bench may kill while
+# it measures that driver, and how to start each again. Its lines are
+# comments (#), or tab-separated fields:
+#   durability TEXT     how the servers keep what they acknowledged (fsync)
+#   server NAME ADDR PIDFILE CWD START STATUS
+#                       a server: its client address (host:port), the file
+#                       holding its PID, the cwd its process runs in, the
+#                       launcher that starts it again (it returns once the
+#                       server is started, or fails), and where it reports
+#                       its role ("-" if nowhere)
+# Bench kills a server only if the DSN it measures names ADDR, and only the
+# PID in PIDFILE whose process is alive and runs in CWD. One server named:
+# it is killed and started again at once. Several (a quorum): one of them
+# (the leader where STATUS tells it) is killed, and started again at the
+# end. `up` writes the files; `faults` writes them again, starting nothing.
+
+FAULTS_FILE=""
+
+# faults_begin DRIVER DURABILITY: starts the file of DRIVER.
+faults_begin() {
+	mkdir -p "$STATE/faults"
+	FAULTS_FILE=$STATE/faults/$1.tmp.$$
+	{
+		printf '# Written by scripts/services.sh: the servers that distlock bench --faults\n'
+		printf '# may kill for driver %s (see "faults" in scripts/services.sh).\n' "$1"
+		printf 'durability\t%s\n' "$2"
+	} >"$FAULTS_FILE"
+}
+
+# faults_server NAME ADDR PIDFILE CWD START STATUS: adds a server.
+faults_server() {
+	local IFS=$'\t'
+	printf 'server\t%s\n' "$*" >>"$FAULTS_FILE"
+}
+
+# faults_end: puts the file in place whole.
+faults_end() { mv -f "$FAULTS_FILE" "${FAULTS_FILE%.tmp.*}"; }
+
+# faults_write: writes the files of Redis's, PostgreSQL's and FerretDB's
+# drivers (with their launchers), then those of services.d's (NAME_faults).
+faults_write() {
+	local d port dir
+	for port in "${REDIS_PORTS[@]}"; do
+		redis_write_launcher "$port"
+	done
+	for d in goredis redigo rueidis valkey; do
+		faults_begin "$d" 'Redis without persistence (--save "" --appendonly no): a master restarted comes back empty'
+		for port in "${REDIS_PORTS[@]}"; do
+			dir=$STATE/redis-$port
+			faults_server "redis-$port" "$HOST:$port" "$dir/redis.pid" "$dir" "$dir/start" -
+		done
+		faults_end
+	done
+	if [[ -d $PG_DATA ]] && find_pg_bindir; then
+		pick_pg_os_user
+		pg_write_launcher
+		faults_begin postgres "PostgreSQL with fsync = off, synchronous_commit = off, full_page_writes = off"
+		faults_server postgres "$HOST:$PG_PORT" "$PG_DATA/postmaster.pid" "$PG_DATA" "$PG_DIR/start" -
+		faults_end
+	fi
+	if [[ -z $FERRET_BIN ]] && ferret_our_pid; then
+		FERRET_BIN=$(readlink -f "/proc/$OUR_PID/exe")
+	fi
+	if [[ -n $FERRET_BIN ]]; then
+		ferret_write_launcher
+		faults_begin mongodb "FerretDB v1 on SQLite, with FerretDB's own settings"
+		faults_server ferretdb "$HOST:$MONGO_PORT" "$FERRET_DIR/ferretdb.pid" "$FERRET_DIR" "$FERRET_DIR/start" -
+		faults_end
+	fi
+	extra_each faults
+}
+
 # --------------------------------------------------------------- commands --
 
 # with_lock: serialize concurrent up/down (e.g. parallel test runners).
@@ -633,7 +767,8 @@ ferret_stop() {
 # but start/wait/stop: NAME_prepare (before the lock: builds, downloads),
 # NAME_preflight (refuse before anything starts if a port is taken),
 # NAME_start, NAME_wait, NAME_stop, NAME_env (export lines), NAME_status
-# (print lines, fail if not all up). They use this file's helpers (log,
+# (print lines, fail if not all up), NAME_faults (its drivers' files in
+# faults/, with faults_begin, faults_server and faults_end). They use this file's helpers (log,
 # die, port_open, pid_alive, pid_is_ours, read_pid, apt_install, $STATE,
 # $HOST, $TIMEOUT) and keep to ports of their own.
 EXTRA_SERVICES=()
@@ -711,6 +846,7 @@ cmd_up() {
 	pg_wait
 	ferret_wait
 	extra_each wait
+	faults_write || die "could not write $STATE/faults"
 	log "all services up (state dir $STATE)"
 }
 
@@ -798,6 +934,14 @@ cmd_start_extra() {
 	! declare -F "${s}_preflight" >/dev/null || "${s}_preflight" || exit 1
 	"${s}_start" || exit 1
 	"${s}_wait" || exit 1
+}
+
+# cmd_faults: write the files of faults/ again (see faults_write), for
+# servers that an older services.sh started. Starts nothing.
+cmd_faults() {
+	[[ -e $MARKER ]] || die "no services are up (no $MARKER); start them with: scripts/services.sh up"
+	faults_write
+	log "wrote $STATE/faults"
 }
 
 cmd_env() {
@@ -889,6 +1033,7 @@ main() {
 	start-nats) cmd_start_nats ;;
 	logs) cmd_logs ;;
 	start-valkey) cmd_start_extra valkey ;;
+	faults) cmd_faults ;;
 	-h | --help | help) usage ;;
 	*)
 		log "unknown command: $1"

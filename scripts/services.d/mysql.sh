@@ -162,3 +162,12 @@ mysql_status() {
 	printf "%-10s %-16s %s\n" mysql "$HOST:$MYSQL_PORT" "down"
 	return 1
 }
+
+# mysql_faults: the mysql driver's file in faults/ (see faults_write in
+# services.sh): the server, restarted with start.
+mysql_faults() {
+	[[ -x $MYSQL_DIR/start ]] || return 0
+	faults_begin mysql "MariaDB with innodb_flush_log_at_trx_commit = 2 and no binary log"
+	faults_server mysql "$HOST:$MYSQL_PORT" "$MYSQL_DIR/mariadbd.pid" "$MYSQL_DATA" "$MYSQL_DIR/start" -
+	faults_end
+}

@@ -265,3 +265,18 @@ nats_status() {
 	done
 	return $ok
 }
+
+# nats_faults: the nats driver's file in faults/ (see faults_write in
+# services.sh): each node's start, and its monitoring endpoint, which tells
+# the leaders.
+nats_faults() {
+	local i dir
+	faults_begin nats "NATS JetStream with sync_interval: always (an fsync after every write)"
+	for i in 1 2 3; do
+		dir=$(nats_node_dir "$i")
+		[[ -x $dir/start ]] || continue
+		faults_server "nats-$i" "$HOST:${NATS_CLIENT_PORTS[$((i - 1))]}" "$dir/nats.pid" "$dir" "$dir/start" \
+			"http://$HOST:${NATS_MONITOR_PORTS[$((i - 1))]}"
+	done
+	faults_end
+}

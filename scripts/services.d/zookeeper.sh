@@ -220,3 +220,18 @@ zookeeper_status() {
 	done
 	return $ok
 }
+
+# zookeeper_faults: the zookeeper driver's file in faults/ (see faults_write
+# in services.sh): each member's start, and its client port, where srvr
+# tells its role.
+zookeeper_faults() {
+	local n dir
+	faults_begin zookeeper "ZooKeeper with forceSync=no"
+	for n in 1 2 3; do
+		dir=$(zk_member_dir "$n")
+		[[ -x $dir/start ]] || continue
+		faults_server "zookeeper-$n" "$HOST:${ZK_CLIENT_PORTS[n - 1]}" "$dir/zookeeper.pid" "$dir" "$dir/start" \
+			"$HOST:${ZK_CLIENT_PORTS[n - 1]}"
+	done
+	faults_end
+}
