@@ -21,6 +21,14 @@ type Report struct {
 	// HungSkipped says why it did not, when a Redlock driver was measured.
 	HungNodes   string `json:"hung_nodes,omitempty"`
 	HungSkipped string `json:"hung_skipped,omitempty"`
+	// Faults is the faults section, when it ran: a result per networked
+	// driver measured.
+	Faults []FaultResult `json:"faults,omitempty"`
+	// FaultsBefore is how long the load ran before each fault, and
+	// FaultsLimit the longest it went on after, as time.Duration prints
+	// them.
+	FaultsBefore string `json:"faults_before,omitempty"`
+	FaultsLimit  string `json:"faults_limit,omitempty"`
 	// Interrupted is set when the run was cancelled before its end: the
 	// rows hold what was measured until then.
 	Interrupted bool `json:"interrupted,omitempty"`

@@ -52,6 +52,9 @@ type Plan struct {
 	RedisServer  string
 	HungBasePort int
 	HungSkip     string
+	// Faults, when set, adds the faults section: a fault per networked
+	// driver measured, after every speed measurement.
+	Faults *FaultPlan
 }
 
 // IsRedlock reports whether the driver named driverName is a Redlock
@@ -85,10 +88,14 @@ func Run(ctx context.Context, plan Plan, p *Progress) *Report {
 		}()
 	}
 	r.HungNodes, r.HungSkipped = note, skipped
-	p.Begin(stepCount(ready, nodes != nil))
+	p.Begin(stepCount(ready, nodes != nil, plan.Faults != nil))
 	keys := NewKeys()
 	for _, pr := range ready {
 		r.Rows = append(r.Rows, measureDriver(ctx, pr, plan, keys, nodes, skipped, p))
+	}
+	if plan.Faults != nil {
+		r.FaultsBefore, r.FaultsLimit = plan.Faults.before().String(), plan.Faults.limit().String()
+		r.Faults = runFaults(ctx, ready, *plan.Faults, keys, p)
 	}
 	r.Interrupted = ctx.Err() != nil
 	p.Finish()
@@ -104,15 +111,47 @@ func targetNames(ts []Target) string {
 }
 
 // stepCount returns the number of measurements of ready's drivers.
-func stepCount(ready []probed, hung bool) int {
+func stepCount(ready []probed, hung, faults bool) int {
 	n := 0
 	for _, pr := range ready {
 		n += 4
 		if hung && IsRedlock(pr.Driver) {
 			n++
 		}
+		if faults && Networked(pr.Driver) {
+			n++
+		}
 	}
 	return n
+}
+
+// Networked reports whether driverName's backend is a server, which the
+// faults section measures through a fault: every driver but memory.
+func Networked(driverName string) bool { return driverName != "memory" }
+
+// runFaults measures the faults section of each networked driver of
+// ready, one after another.
+func runFaults(ctx context.Context, ready []probed, fp FaultPlan, keys *Keys, p *Progress) []FaultResult {
+	var out []FaultResult
+	for _, pr := range ready {
+		if !Networked(pr.Driver) {
+			continue
+		}
+		if ctx.Err() != nil {
+			out = append(out, FaultResult{Driver: pr.Driver, Note: "interrupted", Restored: true})
+			continue
+		}
+		p.Step(pr.Driver+": fault", fp.before()+2*recoveryWindow)
+		fr := measureFault(ctx, pr.Target, fp, keys, p.Logger())
+		switch {
+		case fr.Error != "":
+			p.Logf("%s: fault: %s", pr.Driver, abridge(fr.Error))
+		case fr.Note != "":
+			p.Logf("%s: %s", pr.Driver, fr.Note)
+		}
+		out = append(out, fr)
+	}
+	return out
 }
 
 // probed is a target, with its client or the reason it has none.

@@ -23,6 +23,7 @@ const (
 // palette gives each driver its colour in every panel.
 var palette = map[string]string{
 	"memory": "#7f7f7f", "goredis": "#d62728", "redigo": "#ff7f0e", "postgres": "#1f77b4", "mongodb": "#2ca02c", "etcd": "#9467bd", "zookeeper": "#8c564b",
+	"rueidis": "#e377c2", "valkey": "#bcbd22", "mysql": "#17becf", "nats": "#393b79",
 }
 
 func colour(driverName string) string {
@@ -43,9 +44,14 @@ type series struct {
 // curves (p50 to p99.9, log scale) of the uncontended acquire+release
 // latency (and of Redlock's with 2 of 5 nodes hung, dashed) and of the wait
 // for one key (with a client per goroutine, dashed), then the handoff
-// rates as bars.
+// rates as bars, and, when the faults section ran, the acquisitions per
+// second through each fault.
 func WriteSVG(w io.Writer, r *Report) error {
 	height := barsTop + 40 + barRowHeight*max(1, len(r.Rows)) + 30
+	faultsTop := height + 20
+	if hasFaults(r) {
+		height = faultsTop + faultsHeight + 110
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n",
 		svgWidth, height, svgWidth, height)
@@ -73,6 +79,9 @@ func WriteSVG(w io.Writer, r *Report) error {
 	curvePanel(&b, 540, 900, fmt.Sprintf("wait for one key, %d goroutines: 1 client (dashed: 8)", HandoffGoroutines), waits)
 	legend(&b, uncontended)
 	barPanel(&b, r)
+	if hasFaults(r) {
+		faultsPanel(&b, r, float64(faultsTop))
+	}
 	b.WriteString("</svg>\n")
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -162,9 +171,13 @@ func durationLabel(us float64) string {
 	return fmt.Sprintf("%gµs", us)
 }
 
-// legend draws a line of each series' colour, dash and label.
-func legend(b *strings.Builder, ss []series) {
-	x, y := 70.0, float64(legendTop)
+// legend draws a line of each series' colour, dash and label, under the
+// percentile panels.
+func legend(b *strings.Builder, ss []series) { legendAt(b, ss, legendTop) }
+
+// legendAt draws the legend of ss from y down.
+func legendAt(b *strings.Builder, ss []series, y float64) {
+	x := 70.0
 	for _, s := range ss {
 		w := 40 + 7*float64(len(s.label))
 		if x+w > svgWidth-20 {

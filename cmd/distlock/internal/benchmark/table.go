@@ -88,7 +88,8 @@ func driverLabel(r Row) string {
 }
 
 // WriteTable writes r to w as an aligned table, a row per driver, followed
-// by what the columns measure, the failures, and the drivers skipped.
+// by what the columns measure, the failures, the drivers skipped, and the
+// faults section when it ran.
 func WriteTable(w io.Writer, r *Report) error {
 	groups := []string{""}
 	headers := []string{"driver"}
@@ -108,6 +109,7 @@ func WriteTable(w io.Writer, r *Report) error {
 		r.Duration, r.Machine.Go, r.Machine.OS, r.Machine.Arch, r.Machine.GOMAXPROCS, r.Machine.Date)
 	writeAligned(&b, groups, headers, rows)
 	writeNotes(&b, r)
+	writeFaults(&b, r)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
