@@ -30,6 +30,7 @@ type benchFlags struct {
 	hungPort int // the first of the hung measurement's ports; 0: free ports
 	noHung   bool
 	bar      bool // draw a progress bar on stderr
+	faults   benchFaults
 	// mongoGrants is the run's own collection, to drop at the end, when
 	// bench added it to the mongodb DSN.
 	mongoGrants *benchMongoGrants
@@ -68,13 +69,13 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 }
 
 // benchExitCode returns bench's exit code for r: interrupted; a
-// measurement failed, a backend was skipped (every one was named), or none
-// was measured; or success.
+// measurement or a fault failed, a backend was skipped (every one was
+// named), or none was measured; or success.
 func benchExitCode(r *benchmark.Report) int {
 	if r.Interrupted {
 		return exitInterrupted
 	}
-	if len(r.Rows) == 0 || len(r.Skipped) > 0 {
+	if len(r.Rows) == 0 || len(r.Skipped) > 0 || benchFaultsFailed(r) {
 		return exitBackend
 	}
 	for _, row := range r.Rows {
@@ -89,7 +90,7 @@ func benchExitCode(r *benchmark.Report) int {
 
 // benchPlan returns what bench measures.
 func benchPlan(bf *benchFlags) benchmark.Plan {
-	plan := benchmark.Plan{Duration: bf.duration, Hold: time.Millisecond, HungBasePort: bf.hungPort}
+	plan := benchmark.Plan{Duration: bf.duration, Hold: time.Millisecond, HungBasePort: bf.hungPort, Faults: bf.faults.plan()}
 	for _, t := range bf.targets {
 		plan.Targets = append(plan.Targets, benchmark.Target{Driver: t.driver, DSN: t.dsn})
 	}

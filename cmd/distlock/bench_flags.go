@@ -12,7 +12,7 @@ import (
 	"github.com/distlock/lock/cmd/distlock/internal/benchmark"
 )
 
-const benchSynopsis = "distlock bench [--driver D [--dsn S]]... [--duration T] [--json FILE] [--svg FILE] [--hung-port N | --no-hung]"
+const benchSynopsis = "distlock bench [--driver D [--dsn S]]... [--duration T] [--json FILE] [--svg FILE] [--hung-port N | --no-hung] [--faults --servers-dir DIR]"
 
 const benchAbout = `Measures lock backends side by side: uncontended acquire+release latency
 (p50/p99, one goroutine, TryAcquire+Release), throughput of 16 goroutines on
@@ -42,15 +42,19 @@ etcd the prefix distlock-bench/; for zookeeper the chroot /distlock-bench
 a small counter per key stays); nats keys expire, in the DSN's bucket
 (default distlock, created if missing).
 
-Exit codes: 0 ok; 64 bad usage; 69 a measurement failed, a backend did not
-answer within 3s (the table shows it skipped), or none was measured; 130
-interrupted (the table shows what was measured until then).`
+` + benchFaultsAbout + `
+
+Exit codes: 0 ok; 64 bad usage; 69 a measurement or a fault failed, a
+server killed is not running again, a backend did not answer within 3s
+(the table shows it skipped), or none was measured; 130 interrupted (the
+table shows what was measured until then).`
 
 const benchExamples = `  distlock bench                     # memory alone: no backend named
   distlock bench --driver memory --driver postgres --dsn "$PG_URL" --duration 1s --json bench.json --svg bench.svg
   distlock bench --driver goredis --dsn 'redis://r1:6379,redis://r2:6379,redis://r3:6379?fencing=true' \
     --driver postgres --dsn "$PG_URL"
-  DISTLOCK_BENCH="memory; postgres=$PG_URL; mysql=$MYSQL_DSN" distlock bench --no-hung`
+  DISTLOCK_BENCH="memory; postgres=$PG_URL; mysql=$MYSQL_DSN" distlock bench --no-hung
+  distlock bench --driver postgres --dsn "$DISTLOCK_POSTGRES_DSN" --faults --servers-dir "$DISTLOCK_SERVICES_DIR"`
 
 // parseBenchFlags parses bench's command line and resolves its backends
 // (see benchBackends.resolve) through getenv. It returns nil and the exit
@@ -82,6 +86,7 @@ func (bf *benchFlags) register() {
 	fs.StringVar(&bf.svgPath, "svg", "", "write a self-contained SVG chart to this file")
 	fs.IntVar(&bf.hungPort, "hung-port", 0, fmt.Sprintf("the first of %d ports in a row for bench's own redis-servers, never 6379 (default: free ports the system picks)", benchmark.HungNodeCount))
 	fs.BoolVar(&bf.noHung, "no-hung", false, "skip the measurement with nodes hung")
+	bf.faults.register(bf.cmd)
 }
 
 // check checks the parsed flags, and resolves the backends, each with
@@ -98,6 +103,9 @@ func (bf *benchFlags) check(getenv func(string) string, stderr io.Writer) error 
 	if last := bf.hungPort + benchmark.HungNodeCount - 1; bf.hungPort != 0 &&
 		(bf.hungPort < 1024 || last > 65535 || (bf.hungPort <= 6379 && 6379 <= last)) {
 		return failure(exitUsage, "--hung-port %d: want the first of %d free ports from 1024 up, never Redis's 6379", bf.hungPort, benchmark.HungNodeCount)
+	}
+	if err := bf.faults.check(); err != nil {
+		return err
 	}
 	targets, from, err := bf.backends.resolve(getenv)
 	if err != nil {

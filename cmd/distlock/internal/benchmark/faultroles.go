@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 )
@@ -16,9 +17,12 @@ import (
 const roleTimeout = time.Second
 
 // leader returns the index of the member of servers that leads, asking
-// each at its Status, and how it was chosen. When none can tell, it is
-// the first member.
-func leader(ctx context.Context, driverName, dsn string, servers []Server) (int, string) {
+// each at its Status, how it was chosen, and whether it leads. When none
+// can tell, it is the first member.
+func leader(ctx context.Context, driverName, dsn string, servers []Server) (int, string, bool) {
+	if !slices.ContainsFunc(servers, func(s Server) bool { return s.Status != "" }) {
+		return 0, "the first: no member has a role", false
+	}
 	for i, s := range servers {
 		if s.Status == "" {
 			continue
@@ -35,19 +39,19 @@ func leader(ctx context.Context, driverName, dsn string, servers []Server) (int,
 			if name, err = natsLeader(ctx, s.Status, natsBucket(dsn)); err == nil {
 				for j, m := range servers {
 					if m.Name == name {
-						return j, "the leader of the bucket's stream"
+						return j, "the leader of the bucket's stream", true
 					}
 				}
 				err = fmt.Errorf("leader %q is not in --servers-dir", name)
 			}
 		default:
-			return 0, "the first member"
+			return 0, "the first: bench cannot ask this driver's members their role", false
 		}
 		if err == nil && lead {
-			return i, "the leader"
+			return i, "the leader", true
 		}
 	}
-	return 0, "the first member (no member told its role)"
+	return 0, "the first: no member told its role", false
 }
 
 // serving reports whether member s serves its cluster again, as its

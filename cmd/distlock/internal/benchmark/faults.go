@@ -54,8 +54,11 @@ type FaultResult struct {
 	// Note why nothing was ("no fault: not in --servers-dir"), and Error
 	// what went wrong.
 	Fault string `json:"fault,omitempty"`
-	Note  string `json:"note,omitempty"`
-	Error string `json:"error,omitempty"`
+	// Summary is Fault in a few words, for the table: "killed etcd-2,
+	// the leader (1 of 3)", "restarted postgres".
+	Summary string `json:"summary,omitempty"`
+	Note    string `json:"note,omitempty"`
+	Error   string `json:"error,omitempty"`
 	// Durability is how the servers keep what they acknowledged, as
 	// --servers-dir says.
 	Durability string `json:"durability,omitempty"`
@@ -64,8 +67,10 @@ type FaultResult struct {
 	// FailedBy counts the failures by class: unavailable, timeout,
 	// misconfigured, not held, held (by another: never right on keys of
 	// one's own), other.
-	FailedBy  map[string]int64 `json:"failed_by,omitempty"`
-	LastError string           `json:"last_error,omitempty"`
+	FailedBy map[string]int64 `json:"failed_by,omitempty"`
+	// LastErrorBy is the last error of each class of FailedBy.
+	LastErrorBy map[string]string `json:"last_error_by,omitempty"`
+	LastError   string            `json:"last_error,omitempty"`
 	// BeforePerSecond is the median of the 1s windows before the fault.
 	BeforePerSecond float64 `json:"before_per_second"`
 	// LongestGapMS is the longest time in which no acquisition succeeded.
@@ -151,7 +156,7 @@ func runFault(ctx context.Context, c *lock.Client, keys *Keys, fp FaultPlan, inj
 	}
 	faultAt := time.Since(ld.start)
 	desc, back, err := inj.inject(ctx)
-	fr.Fault = desc
+	fr.Fault, fr.Summary = desc, inj.summarize()
 	if err != nil {
 		fr.Error = err.Error()
 		stopLoad()
@@ -181,7 +186,10 @@ func runFault(ctx context.Context, c *lock.Client, keys *Keys, fp FaultPlan, inj
 // server restarted, when it answered again.
 type faultInjector interface {
 	inject(ctx context.Context) (string, *backTime, error)
+	summarize() string // the fault in a few words
 }
+
+func (inj *injector) summarize() string { return inj.summary }
 
 // backTime is when a server restarted answered again, set once.
 type backTime struct {
@@ -215,12 +223,14 @@ type load struct {
 	mu        sync.Mutex
 	okAt      []time.Duration // when each success ended, from start
 	failedBy  map[string]int64
+	lastBy    map[string]string // the last error of each class
 	lastError error
 }
 
 func newLoad(span time.Duration) *load {
 	n := int(span/FaultBucket) + 1
-	return &load{start: time.Now(), successes: make([]atomic.Int64, n), failures: make([]atomic.Int64, n), failedBy: make(map[string]int64)}
+	return &load{start: time.Now(), successes: make([]atomic.Int64, n), failures: make([]atomic.Int64, n),
+		failedBy: make(map[string]int64), lastBy: make(map[string]string)}
 }
 
 // run is one goroutine of the load, until ctx ends: TryAcquire and
@@ -245,7 +255,9 @@ func (ld *load) run(ctx context.Context, c *lock.Client, keys *Keys) {
 		}
 		ld.failures[i].Add(1)
 		ld.mu.Lock()
-		ld.failedBy[failureClass(err)]++
+		class := failureClass(err)
+		ld.failedBy[class]++
+		ld.lastBy[class] = err.Error()
 		ld.lastError = err
 		ld.mu.Unlock()
 		key = keys.Next("faults")
@@ -313,12 +325,13 @@ func (ld *load) median(faultAt time.Duration) float64 {
 
 // recovery returns the time from faultAt to the start of the first whole
 // 1s window, of those ended by now, with recoveryShare of median or more.
+// Windows start at the buckets' bounds, from the one the fault is in: a
+// window that starts before the fault counts as starting at it.
 func (ld *load) recovery(faultAt, now time.Duration, median float64) (time.Duration, bool) {
-	first := int((faultAt + FaultBucket - 1) / FaultBucket) // the first bucket wholly after the fault
 	want := recoveryShare * median * recoveryWindow.Seconds()
-	for i := first; time.Duration(i)*FaultBucket+recoveryWindow <= now; i++ {
+	for i := int(faultAt / FaultBucket); time.Duration(i)*FaultBucket+recoveryWindow <= now; i++ {
 		if float64(ld.sum(i, recoveryWindow)) >= want {
-			return time.Duration(i)*FaultBucket - faultAt, true
+			return max(0, time.Duration(i)*FaultBucket-faultAt), true
 		}
 	}
 	return 0, false
@@ -338,7 +351,7 @@ func (ld *load) result(fr FaultResult, faultAt time.Duration, back *backTime) Fa
 	ld.mu.Lock()
 	defer ld.mu.Unlock()
 	if len(ld.failedBy) > 0 {
-		fr.FailedBy = ld.failedBy
+		fr.FailedBy, fr.LastErrorBy = ld.failedBy, ld.lastBy
 	}
 	if ld.lastError != nil {
 		fr.LastError = ld.lastError.Error()
@@ -373,8 +386,6 @@ func longestGap(okAt []time.Duration, end time.Duration) time.Duration {
 	return max(gap, end-prev)
 }
 
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
 // injector kills one of a driver's servers: the only one, started again
 // at once; or one member of several (the leader where they tell it),
 // started again when restore runs.
@@ -382,6 +393,8 @@ type injector struct {
 	driver, dsn string
 	servers     []Server
 	client      *lock.Client
+
+	summary string // the fault in a few words, once injected
 
 	mu     sync.Mutex
 	killed []Server // not started again yet
@@ -404,12 +417,17 @@ func (inj *injector) inject(ctx context.Context) (string, *backTime, error) {
 				back.at.Store(int64(time.Since(back.start)))
 			}
 		}()
+		inj.summary = "restarted " + s.Name
 		return fmt.Sprintf("%s killed (SIGKILL), started again at once", s.Name), back, nil
 	}
-	i, how := leader(ctx, inj.driver, inj.dsn, inj.servers)
+	i, how, lead := leader(ctx, inj.driver, inj.dsn, inj.servers)
 	s := inj.servers[i]
 	if err := inj.kill(s); err != nil {
 		return "", nil, err
+	}
+	inj.summary = fmt.Sprintf("killed %s (1 of %d)", s.Name, len(inj.servers))
+	if lead {
+		inj.summary = fmt.Sprintf("killed %s, the leader (1 of %d)", s.Name, len(inj.servers))
 	}
 	return fmt.Sprintf("%s killed (SIGKILL; 1 of %d, %s), started again at the end", s.Name, len(inj.servers), how), nil, nil
 }

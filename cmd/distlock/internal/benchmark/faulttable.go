@@ -20,8 +20,8 @@ func writeFaults(b *strings.Builder, r *Report) {
 	fmt.Fprintf(b, "\nfaults: %d goroutines, TryAcquire+Release (TTL %v) on keys of their own; one fault after %s; the load goes on\n",
 		FaultGoroutines, FaultTTL, r.FaultsBefore)
 	fmt.Fprintf(b, "until a 1s window is back at %.0f%% of the median 1s rate before the fault, or for %s at most.\n\n", recoveryShare*100, r.FaultsLimit)
-	groups := []string{"", "before", "through the fault", "through the fault", "through the fault", "through the fault", "through the fault", ""}
-	headers := []string{"driver", "ops/s", "ops", "failed", "failed as", "longest gap", "back to rate", "fault"}
+	groups := []string{"", "", "before", "through the fault", "through the fault", "through the fault", "through the fault", "through the fault"}
+	headers := []string{"driver", "fault", "ops/s", "ops", "failed", "failed as", "longest gap", "back to rate"}
 	var rows [][]string
 	for _, fr := range r.Faults {
 		label := fr.Driver
@@ -31,23 +31,32 @@ func writeFaults(b *strings.Builder, r *Report) {
 			}
 		}
 		if !fr.HasFault() {
-			rows = append(rows, []string{label, "-", "-", "-", "-", "-", "-", faultCell(fr)})
+			rows = append(rows, []string{label, faultCell(fr), "-", "-", "-", "-", "-", "-"})
 			continue
 		}
-		rows = append(rows, []string{label, fmt.Sprintf("%.0f", fr.BeforePerSecond), fmt.Sprint(fr.Ops), fmt.Sprint(fr.Failed),
-			failedAs(fr), millis(fr.LongestGapMS), recovery(fr), faultCell(fr)})
+		rows = append(rows, []string{label, fr.Summary, fmt.Sprintf("%.0f", fr.BeforePerSecond), fmt.Sprint(fr.Ops), fmt.Sprint(fr.Failed),
+			failedAs(fr), millis(fr.LongestGapMS), recovery(fr)})
 	}
 	writeAligned(b, groups, headers, rows)
-	b.WriteString("\nlongest gap: the longest time in which no acquisition succeeded. back to rate: from the fault to the first such window.\n")
+	b.WriteString("\nlongest gap: the longest time in which no acquisition succeeded. back to rate: from the fault to the\n" +
+		"first such window (to the 100ms).\n")
 	for _, fr := range r.Faults {
+		switch {
+		case fr.Fault != "" && fr.BackMS != nil:
+			fmt.Fprintf(b, "%s: %s; it answered again %s after the fault\n", fr.Driver, fr.Fault, millis(*fr.BackMS))
+		case fr.Fault != "":
+			fmt.Fprintf(b, "%s: %s\n", fr.Driver, fr.Fault)
+		}
 		switch {
 		case fr.Error != "":
 			fmt.Fprintf(b, "%s, fault: failed: %s\n", fr.Driver, abridge(fr.Error))
 		case fr.FailedBy["held"] > 0:
 			fmt.Fprintf(b, "%s, fault: %d operations failed as held by another holder, on keys of their own: a broken promise\n", fr.Driver, fr.FailedBy["held"])
 		}
-		if fr.HasFault() && fr.Failed > 0 {
-			fmt.Fprintf(b, "%s, fault: the last failure: %s\n", fr.Driver, abridge(fr.LastError))
+		for _, c := range faultClasses {
+			if e := fr.LastErrorBy[c]; e != "" && fr.HasFault() {
+				fmt.Fprintf(b, "%s, fault: the last %s failure: %s\n", fr.Driver, c, abridge(e))
+			}
 		}
 		if !fr.Restored {
 			fmt.Fprintf(b, "%s, fault: a server killed is NOT running again: start it with scripts/services.sh up\n", fr.Driver)
@@ -59,10 +68,10 @@ func writeFaults(b *strings.Builder, r *Report) {
 // faultCell is a row's last cell: the fault, or why there was none.
 func faultCell(fr FaultResult) string {
 	switch {
-	case fr.Error != "" && fr.Fault == "":
+	case fr.Error != "" && fr.Summary == "":
 		return "failed (see below)"
 	case fr.Error != "":
-		return fr.Fault + " (failed, see below)"
+		return fr.Summary + " (failed, see below)"
 	case fr.Note != "":
 		return fr.Note
 	}
@@ -85,7 +94,7 @@ func failedAs(fr FaultResult) string {
 
 // millis prints a duration in milliseconds, as seconds from 1s up.
 func millis(v float64) string {
-	if v >= 1000 {
+	if v >= 999.5 {
 		return fmt.Sprintf("%.1fs", v/1000)
 	}
 	return fmt.Sprintf("%.0fms", v)
