@@ -341,12 +341,13 @@ func (ld *load) recovery(faultAt, now time.Duration, median float64) (time.Durat
 // interrupted before the fault.
 func (ld *load) result(fr FaultResult, faultAt time.Duration, back *backTime) FaultResult {
 	end := time.Since(ld.start)
-	last := min(int(end/FaultBucket), len(ld.successes)-1)
-	for i := 0; i <= last; i++ {
-		fr.Successes = append(fr.Successes, ld.successes[i].Load())
-		fr.Failures = append(fr.Failures, ld.failures[i].Load())
-		fr.Ops += fr.Successes[i]
-		fr.Failed += fr.Failures[i]
+	whole := min(int(end/FaultBucket), len(ld.successes)) // the timeline leaves the last bucket out, cut short
+	for i := range ld.successes {
+		ok, failed := ld.successes[i].Load(), ld.failures[i].Load()
+		fr.Ops, fr.Failed = fr.Ops+ok, fr.Failed+failed
+		if i < whole {
+			fr.Successes, fr.Failures = append(fr.Successes, ok), append(fr.Failures, failed)
+		}
 	}
 	ld.mu.Lock()
 	defer ld.mu.Unlock()
