@@ -92,6 +92,7 @@ func startServer(ctx context.Context, s Server) error {
 	if listening(s.Addr) {
 		return fmt.Errorf("%s is not running, but its address %s is taken: not starting it", s.Name, s.Addr)
 	}
+	closeOnExec()
 	cmd := exec.CommandContext(ctx, s.Start)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	cmd.WaitDelay = time.Second
@@ -104,3 +105,20 @@ func startServer(ctx context.Context, s Server) error {
 
 // errNoFaults is nil here: this system can kill servers.
 var errNoFaults error
+
+// closeOnExec marks every descriptor of this process from 3 up
+// close-on-exec, so that a server started again holds none of them. Go
+// opens its own files so, but not those bench inherited from its parent:
+// a test's lock file, held by a server for as long as it runs, would keep
+// every other test of that server waiting.
+func closeOnExec() {
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range fds {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			syscall.CloseOnExec(fd)
+		}
+	}
+}

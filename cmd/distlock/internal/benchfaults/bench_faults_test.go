@@ -1,0 +1,146 @@
+//go:build servers
+
+package benchfaults
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/distlock/lock/cmd/distlock/internal/benchmark"
+	"github.com/distlock/lock/internal/testenv"
+)
+
+// binary is the distlock command that TestMain builds.
+var binary string
+
+// TestMain builds the command, runs the tests holding the Redis servers
+// and the PostgreSQL server alone, since the test kills one Redis master
+// and restarts PostgreSQL, and checks that no goroutine was left behind.
+// (testenv.Main would exit before the binary's folder is removed.)
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "distlock-benchfaults-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "distlock")
+	// Without -race: the test runs a few seconds of load per backend, and
+	// the benchmark package's own tests run the same code under -race.
+	if out, err := exec.Command("go", "build", "-o", binary, "../..").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	release, err := testenv.Hold(testenv.Redis, testenv.PostgresAlone)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testenv:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	release()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: errors on successful test run: %v\n", err)
+			code = 1
+		}
+	}
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// TestBenchFaults_goredisAndPostgres runs bench --faults on a Redlock
+// driver and on PostgreSQL: one of 5 Redis masters killed, and the
+// PostgreSQL server restarted. It checks the JSON's fault entries, and
+// that every server killed runs again.
+func TestBenchFaults_goredisAndPostgres(t *testing.T) {
+	dir := testenv.Lookup(t, "DISTLOCK_SERVICES_DIR")
+	testenv.RedisAddrs(t)
+	testenv.PostgresDSN(t)
+	files := map[string]benchmark.ServerFile{}
+	for _, d := range []string{"goredis", "postgres"} {
+		sf, err := benchmark.ReadServerFile(dir, d)
+		if err != nil {
+			t.Fatalf("%v: the test servers were started by an older scripts/services.sh; write the files with: scripts/services.sh faults", err)
+		}
+		files[d] = sf
+	}
+	out := filepath.Join(t.TempDir(), "bench.json")
+	cmd := exec.Command(binary, "bench", "--drivers", "goredis,postgres", "--duration", "100ms", "--no-hung",
+		"--faults", "--servers-dir", dir, "--faults-before", "1s", "--faults-limit", "10s", "--json", out)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	t.Logf("bench took %v:\n%s", time.Since(start).Round(time.Millisecond), stdout.String())
+	// Whatever bench did, the servers must run again.
+	defer checkRunning(t, files)
+	if err != nil {
+		t.Fatalf("bench: %v\n%s", err, stderr.String())
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r benchmark.Report
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Faults) != 2 || r.Faults[0].Driver != "goredis" || r.Faults[1].Driver != "postgres" {
+		t.Fatalf("faults %+v, want goredis's and postgres's", r.Faults)
+	}
+	for _, fr := range r.Faults {
+		if !fr.HasFault() || !fr.Restored || fr.Durability == "" || fr.Ops == 0 || len(fr.Successes) == 0 {
+			t.Errorf("%s: %+v", fr.Driver, fr)
+		}
+		if fr.FailedBy["held"] > 0 {
+			t.Errorf("%s: %d operations on keys of their own failed as held by another", fr.Driver, fr.FailedBy["held"])
+		}
+		if fr.RecoveryMS == nil {
+			t.Errorf("%s: the rate did not come back within 10s", fr.Driver)
+		}
+	}
+	redis, pg := r.Faults[0], r.Faults[1]
+	if !strings.HasPrefix(redis.Summary, "killed redis-") || !strings.Contains(redis.Summary, "(1 of 5)") {
+		t.Errorf("goredis's fault: %q", redis.Summary)
+	}
+	if pg.Summary != "restarted postgres" || pg.BackMS == nil {
+		t.Errorf("postgres's fault: %q, back after %v", pg.Summary, pg.BackMS)
+	}
+}
+
+// checkRunning checks that every server of files runs: the PID in its
+// pidfile is alive, in its folder, and its port accepts connections.
+func checkRunning(t *testing.T, files map[string]benchmark.ServerFile) {
+	t.Helper()
+	for d, sf := range files {
+		for _, s := range sf.Servers {
+			b, err := os.ReadFile(s.PIDFile)
+			if err != nil {
+				t.Errorf("%s: %s: %v", d, s.Name, err)
+				continue
+			}
+			line, _, _ := strings.Cut(string(b), "\n")
+			pid, _ := strconv.Atoi(strings.TrimSpace(line))
+			if cwd, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/cwd"); err != nil || cwd != s.Dir {
+				t.Errorf("%s: %s (pid %d) does not run in %s: %v", d, s.Name, pid, s.Dir, err)
+			}
+			if c, err := net.DialTimeout("tcp", s.Addr, time.Second); err != nil {
+				t.Errorf("%s: %s does not accept connections: %v", d, s.Name, err)
+			} else {
+				c.Close()
+			}
+		}
+	}
+}
