@@ -76,8 +76,8 @@ type FaultResult struct {
 	// LongestGapMS is the longest time in which no acquisition succeeded.
 	LongestGapMS float64 `json:"longest_gap_ms"`
 	// RecoveryMS is the time from the fault to the start of the first 1s
-	// window with 80% or more of BeforePerSecond; nil if none came before
-	// the limit.
+	// window with 80% or more of BeforePerSecond, whose first 100ms has
+	// half of it or more; nil if none came before the limit.
 	RecoveryMS *float64 `json:"recovery_ms"`
 	// BackMS is, for a server restarted, the time from the fault until it
 	// answered again.
@@ -324,13 +324,16 @@ func (ld *load) median(faultAt time.Duration) float64 {
 }
 
 // recovery returns the time from faultAt to the start of the first whole
-// 1s window, of those ended by now, with recoveryShare of median or more.
-// Windows start at the buckets' bounds, from the one the fault is in: a
-// window that starts before the fault counts as starting at it.
+// 1s window, of those ended by now, with recoveryShare of median or more,
+// and whose first bucket has half of median or more: a window that starts
+// while nothing succeeds is not back, even if a burst after fills it. Windows
+// start at the buckets' bounds, from the one the fault is in: a window
+// that starts before the fault counts as starting at it.
 func (ld *load) recovery(faultAt, now time.Duration, median float64) (time.Duration, bool) {
 	want := recoveryShare * median * recoveryWindow.Seconds()
+	wantFirst := median / 2 * FaultBucket.Seconds()
 	for i := int(faultAt / FaultBucket); time.Duration(i)*FaultBucket+recoveryWindow <= now; i++ {
-		if float64(ld.sum(i, recoveryWindow)) >= want {
+		if float64(ld.sum(i, recoveryWindow)) >= want && float64(ld.successes[i].Load()) >= wantFirst {
 			return max(0, time.Duration(i)*FaultBucket-faultAt), true
 		}
 	}
