@@ -2,8 +2,11 @@
 // bench': uncontended latency, throughput on distinct keys, handoffs of
 // one key with a shared client and with a client per goroutine, and, for
 // Redlock, latency with 2 of 5 nodes hung on redis-server processes of
-// its own. It reports a [Report] as an aligned table ([WriteTable]), JSON
-// ([WriteJSON]) and a self-contained SVG chart ([WriteSVG]).
+// its own. With a [FaultPlan], it also runs a steady load through one
+// fault per networked driver, on the servers that a folder's
+// [FaultsFolder] hands it ([ReadServerFile]). It reports a [Report] as an
+// aligned table ([WriteTable]), JSON ([WriteJSON]) and a self-contained
+// SVG chart ([WriteSVG]).
 package benchmark
 
 import (

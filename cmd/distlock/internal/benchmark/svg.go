@@ -179,7 +179,7 @@ func legend(b *strings.Builder, ss []series) { legendAt(b, ss, legendTop) }
 func legendAt(b *strings.Builder, ss []series, y float64) {
 	x := 70.0
 	for _, s := range ss {
-		w := 40 + 7*float64(len(s.label))
+		w := 40 + 7.5*float64(len(s.label))
 		if x+w > svgWidth-20 {
 			x, y = 70, y+18
 		}
