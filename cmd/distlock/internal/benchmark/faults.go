@@ -1,6 +1,7 @@
 package benchmark
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -35,15 +36,8 @@ type FaultPlan struct {
 	Limit      time.Duration // the longest the load goes on after the fault, waiting for recovery (zero: 15s)
 }
 
-func (fp FaultPlan) before() time.Duration { return cmpOr(fp.Before, 3*time.Second) }
-func (fp FaultPlan) limit() time.Duration  { return cmpOr(fp.Limit, 15*time.Second) }
-
-func cmpOr(d, def time.Duration) time.Duration {
-	if d > 0 {
-		return d
-	}
-	return def
-}
+func (fp FaultPlan) before() time.Duration { return cmp.Or(fp.Before, 3*time.Second) }
+func (fp FaultPlan) limit() time.Duration  { return cmp.Or(fp.Limit, 15*time.Second) }
 
 // FaultResult is what one driver's fault did to a steady load of
 // acquisitions: [FaultGoroutines] goroutines doing TryAcquire and Release

@@ -17,9 +17,9 @@ func writeFaults(b *strings.Builder, r *Report) {
 	if len(r.Faults) == 0 {
 		return
 	}
-	fmt.Fprintf(b, "\nfaults: %d goroutines, TryAcquire+Release (TTL %v) on keys of their own; one fault after %s; the load goes on\n",
+	fmt.Fprintf(b, "\nfaults: %d goroutines, TryAcquire+Release (TTL %v) on keys of their own, one fault after %s; the load goes on until\n",
 		FaultGoroutines, FaultTTL, r.FaultsBefore)
-	fmt.Fprintf(b, "until a 1s window is back at %.0f%% of the median 1s rate before the fault (its first %v at 50%%), or for %s\nat most.\n\n",
+	fmt.Fprintf(b, "a 1s window is back at %.0f%% of the median 1s rate before the fault (its first %v at 50%%), or %s at most.\n\n",
 		recoveryShare*100, FaultBucket, r.FaultsLimit)
 	groups := []string{"", "", "before", "through the fault", "through the fault", "through the fault", "through the fault", "through the fault"}
 	headers := []string{"driver", "fault", "ops/s", "ops", "failed", "failed as", "longest gap", "back to rate"}
