@@ -752,7 +752,7 @@ faults_write() {
 	fi
 	if [[ -n $FERRET_BIN ]]; then
 		ferret_write_launcher
-		faults_begin mongodb "FerretDB v1 on SQLite, with FerretDB's own settings"
+		faults_begin mongodb "FerretDB v1 on SQLite in WAL mode, its synchronous setting SQLite's default (neither FerretDB nor we set it)"
 		faults_server ferretdb "$HOST:$MONGO_PORT" "$FERRET_DIR/ferretdb.pid" "$FERRET_DIR" "$FERRET_DIR/start" -
 		faults_end
 	fi
