@@ -33,7 +33,7 @@ demo:
 	  status=0; \
 	  scripts/services.sh up || status=$$?; \
 	  $(SERVICES_ENV); mkdir -p $(DEMO_OUT); \
-	  echo "demo: distlock bench, every driver (memory; Redlock over go-redis, redigo, rueidis and valkey-go; PostgreSQL, MySQL, MongoDB, etcd, ZooKeeper, NATS), 1s per measurement (about 50s)"; \
+	  echo "demo: distlock bench, every driver (memory; Redlock over go-redis, redigo, rueidis and valkey-go; PostgreSQL, MySQL, MongoDB, etcd, ZooKeeper, NATS), 1s per measurement, then one fault per server backend (about 2 minutes)"; \
 	  scripts/demo-bench.sh $(DEMO_OUT) $(GO) run ./cmd/distlock || status=$$?; \
 	  echo; echo "demo: a paused holder's stale write, without and with fencing tokens"; \
 	  $(GO) run ./examples/fencing || status=$$?; \

@@ -4,8 +4,9 @@
 # It runs `distlock bench` on the test servers of `scripts/services.sh up`,
 # whose environment (`scripts/services.sh env`) it expects: bench has no
 # default servers, so every DSN is passed here, with --driver and --dsn.
-# It writes OUTDIR/bench.json and OUTDIR/bench.svg. Passwords in the DSNs
-# are never printed.
+# It writes OUTDIR/bench.json and OUTDIR/bench.svg, with the faults section
+# (--faults --servers-dir $DISTLOCK_SERVICES_DIR). Passwords in the DSNs are
+# never printed.
 set -uo pipefail
 [[ $# -gt 1 ]] || { echo "usage: $0 OUTDIR DISTLOCK..." >&2; exit 64; }
 out=$1
@@ -33,5 +34,9 @@ names=()
 for ((i = 0; i < ${#backends[@]}; i++)); do
 	[[ ${backends[i]} == --driver ]] && names+=("${backends[i + 1]}")
 done
-echo "$ distlock bench --duration 1s --json $out/bench.json --svg $out/bench.svg --driver D --dsn DSN... (${names[*]}; the DSNs of scripts/services.sh env)"
-"$@" bench --duration 1s --json "$out/bench.json" --svg "$out/bench.svg" "${backends[@]}"
+# The faults section kills and restarts the servers that services.sh's
+# faults/DRIVER files name, in its state dir; 2s of load before each fault
+# and at most 8s after keep it near a minute.
+faults=(--faults --servers-dir "${DISTLOCK_SERVICES_DIR:?}" --faults-before 2s --faults-limit 8s)
+echo "$ distlock bench --duration 1s --json $out/bench.json --svg $out/bench.svg ${faults[*]} --driver D --dsn DSN... (${names[*]}; the DSNs of scripts/services.sh env)"
+"$@" bench --duration 1s --json "$out/bench.json" --svg "$out/bench.svg" "${faults[@]}" "${backends[@]}"

@@ -22,7 +22,7 @@ func TestBenchFaults_badUsageExits64(t *testing.T) {
 		"badBeforeDuration": {[]string{"--faults", "--servers-dir", dir, "--faults-before", "soon"}, "invalid value"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			r := benchResult(t, append([]string{"--drivers", "memory"}, c.args...)...)
+			r := benchResult(t, append([]string{"--driver", "memory"}, c.args...)...)
 			r.wantCode(t, exitUsage)
 			if r.stdout != "" || !strings.Contains(r.stderr, c.want) || strings.Count(r.stderr, "\n") != 1 {
 				t.Errorf("stdout %q, stderr %q: want one line on stderr, with %q", r.stdout, r.stderr, c.want)
@@ -37,7 +37,7 @@ func TestBenchFaults_badUsageExits64(t *testing.T) {
 // driver measured has an entry.)
 func TestBenchFaults_memoryHasNone(t *testing.T) {
 	jsonPath := filepath.Join(t.TempDir(), "bench.json")
-	r := benchResult(t, "--drivers", "memory", "--duration", "20ms", "--faults", "--servers-dir", t.TempDir(), "--json", jsonPath)
+	r := benchResult(t, "--driver", "memory", "--duration", "20ms", "--faults", "--servers-dir", t.TempDir(), "--json", jsonPath)
 	r.wantCode(t, exitOK)
 	b, err := os.ReadFile(jsonPath)
 	if err != nil {

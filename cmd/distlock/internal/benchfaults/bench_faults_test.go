@@ -66,8 +66,8 @@ func TestMain(m *testing.M) {
 // that every server killed runs again.
 func TestBenchFaults_goredisAndPostgres(t *testing.T) {
 	dir := testenv.Lookup(t, "DISTLOCK_SERVICES_DIR")
-	testenv.RedisAddrs(t)
-	testenv.PostgresDSN(t)
+	redis := "redis://" + strings.Join(testenv.RedisAddrs(t), ",redis://")
+	pg := testenv.PostgresDSN(t)
 	files := map[string]benchmark.ServerFile{}
 	for _, d := range []string{"goredis", "postgres"} {
 		sf, err := benchmark.ReadServerFile(dir, d)
@@ -77,7 +77,7 @@ func TestBenchFaults_goredisAndPostgres(t *testing.T) {
 		files[d] = sf
 	}
 	out := filepath.Join(t.TempDir(), "bench.json")
-	cmd := exec.Command(binary, "bench", "--drivers", "goredis,postgres", "--duration", "100ms", "--no-hung",
+	cmd := exec.Command(binary, "bench", "--driver", "goredis", "--dsn", redis, "--driver", "postgres", "--dsn", pg, "--duration", "100ms", "--no-hung",
 		"--faults", "--servers-dir", dir, "--faults-before", "1s", "--faults-limit", "10s", "--json", out)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -111,12 +111,12 @@ func TestBenchFaults_goredisAndPostgres(t *testing.T) {
 			t.Errorf("%s: the rate did not come back within 10s", fr.Driver)
 		}
 	}
-	redis, pg := r.Faults[0], r.Faults[1]
-	if !strings.HasPrefix(redis.Summary, "killed redis-") || !strings.Contains(redis.Summary, "(1 of 5)") {
-		t.Errorf("goredis's fault: %q", redis.Summary)
+	redisFault, pgFault := r.Faults[0], r.Faults[1]
+	if !strings.HasPrefix(redisFault.Summary, "killed redis-") || !strings.Contains(redisFault.Summary, "(1 of 5)") {
+		t.Errorf("goredis's fault: %q", redisFault.Summary)
 	}
-	if pg.Summary != "restarted postgres" || pg.BackMS == nil {
-		t.Errorf("postgres's fault: %q, back after %v", pg.Summary, pg.BackMS)
+	if pgFault.Summary != "restarted postgres" || pgFault.BackMS == nil {
+		t.Errorf("postgres's fault: %q, back after %v", pgFault.Summary, pgFault.BackMS)
 	}
 }
 
