@@ -4,11 +4,52 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/distlock/lock"
 	"github.com/distlock/lock/fencing"
 )
+
+// pausedWait is how long the scenario waits for the takeover: the lease,
+// and room for a slow wake-up.
+const pausedWait = PausedTTL + 10*time.Second
+
+// runPaused runs the paused-holder scenario on every driver of ready at
+// once: each on its own backend, with a second client of its own, and
+// with little to do but wait out a lease.
+func runPaused(ctx context.Context, ready []probed, keys *Keys, p *Progress) []Paused {
+	p.Step("paused holders", pausedWait)
+	out := make([]Paused, len(ready))
+	var wg sync.WaitGroup
+	for i, pr := range ready {
+		key := keys.Next("paused")
+		wg.Go(func() {
+			out[i] = Paused{Driver: pr.Driver, TTL: PausedTTL.String()}
+			if ctx.Err() != nil {
+				out[i].Error = "interrupted"
+				return
+			}
+			second, err := open(ctx, pr.Driver, pr.DSN, p.Logger())
+			if err != nil {
+				out[i].Error = "open a second client: " + err.Error()
+				return
+			}
+			defer second.Close()
+			out[i] = measurePaused(ctx, pr.client, second, key, pausedWait)
+			out[i].Driver = pr.Driver
+		})
+	}
+	wg.Wait()
+	for _, ps := range out {
+		if ps.Error != "" {
+			p.Logf("%s: paused holder: %s", ps.Driver, abridge(ps.Error))
+		}
+	}
+	return out
+}
 
 // PausedTTL is the lease of the paused-holder scenario.
 const PausedTTL = time.Second
@@ -21,7 +62,8 @@ const PausedTTL = time.Second
 // first one wakes and writes too, with the token it was given. The
 // resource is twice: behind a fencing guard, and a plain value.
 type Paused struct {
-	TTL string `json:"ttl"`
+	Driver string `json:"driver"`
+	TTL    string `json:"ttl"`
 	// TakenOverMs is how long after the first holder's acquisition the
 	// second one got the key: the lease, and the backend's wake-up delay.
 	TakenOverMs float64 `json:"taken_over_ms"`
@@ -119,6 +161,40 @@ func measurePaused(ctx context.Context, first, second *lock.Client, key string, 
 		return fail("the paused holder's lock did not report its loss %v after its acquisition, past its %v lease", time.Since(start).Round(time.Millisecond), PausedTTL)
 	}
 	return p
+}
+
+// writePaused writes the paused-holder section: a row per driver.
+func writePaused(b *strings.Builder, r *Report) {
+	if len(r.Paused) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\npaused holder: a holder takes a key with a %v lease and stops (a GC pause, SIGSTOP); a holder on another\n"+
+		"client waits for the key and writes to a resource; then the first wakes and writes with its old token.\n\n", PausedTTL)
+	groups := []string{"", "", "", "the paused holder's write", "the paused holder's write"}
+	headers := []string{"driver", "taken over after", "its lock said lost", "through a fencing guard", "to a plain value"}
+	var rows [][]string
+	for _, ps := range r.Paused {
+		if ps.Error != "" {
+			rows = append(rows, []string{ps.Driver, "failed: " + abridge(ps.Error), "-", "-", "-"})
+			continue
+		}
+		guarded := ps.Guarded
+		switch ps.Guarded {
+		case PausedRefused:
+			guarded = fmt.Sprintf("refused (token %d < %d)", ps.FirstToken, ps.SecondToken)
+		case PausedNoTokens:
+			guarded = "no tokens to guard with"
+		}
+		lost := "no: BROKEN"
+		if ps.ToldLost {
+			lost = "yes"
+		}
+		rows = append(rows, []string{ps.Driver, millis(ps.TakenOverMs), lost, guarded, ps.Unguarded})
+	}
+	writeAligned(b, groups, headers, rows)
+	if slices.ContainsFunc(r.Paused, func(ps Paused) bool { return ps.Guarded == PausedNoTokens }) {
+		b.WriteString("no tokens: Redlock gives fencing tokens only with fencing=true in its DSN.\n")
+	}
 }
 
 // ms returns d in milliseconds.

@@ -34,3 +34,23 @@ func TestMeasurePaused_noTakeover(t *testing.T) {
 		t.Errorf("error %q; want one saying the second holder did not get the key", p.Error)
 	}
 }
+
+// The table's paused-holder section has a row per driver, with what the
+// guard and the plain value did, and says why a driver had no tokens.
+func TestWriteTable_paused(t *testing.T) {
+	r := &Report{Paused: []Paused{
+		{Driver: "postgres", TakenOverMs: 1181, ToldLost: true, FirstToken: 1, SecondToken: 2, Guarded: PausedRefused, Unguarded: PausedOverwrote},
+		{Driver: "goredis", TakenOverMs: 1426, ToldLost: true, Guarded: PausedNoTokens, Unguarded: PausedOverwrote},
+		{Driver: "etcd", Error: "the second holder did not get the key within 11s"},
+	}}
+	var b strings.Builder
+	if err := WriteTable(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"paused holder:", "refused (token 1 < 2)", "no tokens to guard with", "overwrote the newer write", "failed: the second holder", "fencing=true"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the table lacks %q:\n%s", want, out)
+		}
+	}
+}

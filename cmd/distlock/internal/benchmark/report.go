@@ -24,6 +24,9 @@ type Report struct {
 	// Faults is the faults section, when it ran: a result per networked
 	// driver measured.
 	Faults []FaultResult `json:"faults,omitempty"`
+	// Paused is the paused-holder scenario of each driver, measured with
+	// the faults section, before it.
+	Paused []Paused `json:"paused_holder,omitempty"`
 	// FaultsBefore is how long the load ran before each fault, and
 	// FaultsLimit the longest it went on after, as time.Duration prints
 	// them.

@@ -97,6 +97,7 @@ func Run(ctx context.Context, plan Plan, p *Progress) *Report {
 		r.Rows = append(r.Rows, measureDriver(ctx, pr, plan, keys, nodes, skipped, p))
 	}
 	if plan.Faults != nil {
+		r.Paused = runPaused(ctx, ready, keys, p)
 		r.FaultsBefore, r.FaultsLimit = plan.Faults.before().String(), plan.Faults.limit().String()
 		r.Faults = runFaults(ctx, ready, *plan.Faults, keys, p)
 	}
@@ -116,6 +117,9 @@ func targetNames(ts []Target) string {
 // stepCount returns the number of measurements of ready's drivers.
 func stepCount(ready []probed, hung, faults bool) int {
 	n := 0
+	if faults {
+		n++ // the paused holders, all at once
+	}
 	for _, pr := range ready {
 		n += 4
 		if hung && IsRedlock(pr.Driver) {

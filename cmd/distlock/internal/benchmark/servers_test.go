@@ -43,3 +43,37 @@ func TestRun_postgresAndGoredis(t *testing.T) {
 		t.Errorf("redis-server processes left: %v", got)
 	}
 }
+
+// TestRunPaused_servers runs the paused-holder scenario on PostgreSQL, on
+// Redlock with fencing tokens and without: the takeover comes after the
+// lease and within a second more, the paused lock said it was lost, and
+// the guard refused its write where there were tokens.
+func TestRunPaused_servers(t *testing.T) {
+	redis := redistest.DSN(testenv.RedisAddrs(t), "")
+	targets := []Target{
+		{Driver: "postgres", DSN: testenv.PostgresDSN(t) + "&distlock_table=distlock_bench_test_leases"},
+		{Driver: "goredis", DSN: redis + "?fencing=true&key_prefix=paused-fenced:"},
+		{Driver: "goredis", DSN: redis + "?key_prefix=paused-plain:"},
+	}
+	var ready []probed
+	for _, pr := range probe(t.Context(), targets, quietProgress().Logger()) {
+		if pr.err != nil {
+			t.Fatalf("%s: %v", pr.Driver, pr.err)
+		}
+		defer pr.client.Close()
+		ready = append(ready, pr)
+	}
+	ps := runPaused(t.Context(), ready, NewKeys(), quietProgress())
+	want := []string{PausedRefused, PausedRefused, PausedNoTokens}
+	for i, p := range ps {
+		t.Logf("%+v", p)
+		switch {
+		case p.Error != "":
+			t.Errorf("%s: %s", p.Driver, p.Error)
+		case p.TakenOverMs < ms(PausedTTL) || p.TakenOverMs > ms(PausedTTL)+1500:
+			t.Errorf("%s: taken over after %.0fms; want the %v lease and at most 1.5s more", p.Driver, p.TakenOverMs, PausedTTL)
+		case !p.ToldLost || p.Guarded != want[i] || p.Unguarded != PausedOverwrote:
+			t.Errorf("%s: told lost %v, guarded %q, unguarded %q; want true, %q, %q", p.Driver, p.ToldLost, p.Guarded, p.Unguarded, want[i], PausedOverwrote)
+		}
+	}
+}

@@ -109,6 +109,7 @@ func WriteTable(w io.Writer, r *Report) error {
 		r.Duration, r.Machine.Go, r.Machine.OS, r.Machine.Arch, r.Machine.GOMAXPROCS, r.Machine.Date)
 	writeAligned(&b, groups, headers, rows)
 	writeNotes(&b, r)
+	writePaused(&b, r)
 	writeFaults(&b, r)
 	_, err := io.WriteString(w, b.String())
 	return err
