@@ -3,6 +3,7 @@ package benchmark
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -170,4 +171,35 @@ func ptr(v *float64) any {
 		return nil
 	}
 	return *v
+}
+
+// Drivers whose DSNs name a server in common take turns; the others run
+// at once, a group each.
+func TestFaultGroups(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, FaultsFolder), 0o755)
+	line := func(addr string) string {
+		return "server\tx\t" + addr + "\t/p/x.pid\t/p\t/p/start\t-\n"
+	}
+	redis := line("127.0.0.1:7001") + line("127.0.0.1:7002")
+	for name, body := range map[string]string{
+		"goredis": redis, "redigo": redis, "valkey": redis,
+		"postgres": line("127.0.0.1:15432"), "etcd": line("127.0.0.1:23791") + line("127.0.0.1:23792"),
+	} {
+		if err := os.WriteFile(filepath.Join(dir, FaultsFolder, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	prs := []probed{
+		{Target: Target{Driver: "goredis", DSN: "redis://127.0.0.1:7001,redis://127.0.0.1:7002"}},
+		{Target: Target{Driver: "postgres", DSN: "postgres://u@127.0.0.1:15432/db"}},
+		{Target: Target{Driver: "redigo", DSN: "redis://127.0.0.1:7002"}},
+		{Target: Target{Driver: "etcd", DSN: "etcd://127.0.0.1:23791,127.0.0.1:23792"}},
+		{Target: Target{Driver: "valkey", DSN: "redis://127.0.0.1:7009"}}, // none of the servers: alone
+		{Target: Target{Driver: "nats", DSN: "nats://127.0.0.1:14221"}},   // no file: alone
+	}
+	got := fmt.Sprint(faultGroups(prs, dir))
+	if want := "[[0 2] [1] [3] [4] [5]]"; got != want {
+		t.Errorf("groups %s, want %s", got, want)
+	}
 }

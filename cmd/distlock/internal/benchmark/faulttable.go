@@ -19,8 +19,10 @@ func writeFaults(b *strings.Builder, r *Report) {
 	}
 	fmt.Fprintf(b, "\nfaults: %d goroutines, TryAcquire+Release (TTL %v) on keys of their own, one fault after %s; the load goes on until\n",
 		FaultGoroutines, FaultTTL, r.FaultsBefore)
-	fmt.Fprintf(b, "a 1s window is back at %.0f%% of the median 1s rate before the fault (its first %v at 50%%), or %s at most.\n\n",
+	fmt.Fprintf(b, "a 1s window is back at %.0f%% of the median 1s rate before the fault (its first %v at 50%%), or %s at most.\n",
 		recoveryShare*100, FaultBucket, r.FaultsLimit)
+	b.WriteString("Backends on servers of their own run at once (drivers on the same servers, one after another): their\n" +
+		"rates share the machine, and compare through the fault, not with the speed table's.\n\n")
 	groups := []string{"", "", "before", "through the fault", "through the fault", "through the fault", "through the fault", "through the fault"}
 	headers := []string{"driver", "fault", "ops/s", "ops", "failed", "failed as", "longest gap", "back to rate"}
 	var rows [][]string
