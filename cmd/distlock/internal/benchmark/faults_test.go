@@ -161,7 +161,7 @@ func TestWriteTableAndSVG_faults(t *testing.T) {
 	if err := WriteSVG(&svg, r); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(svg.String(), "acquisitions/s through one fault") || !strings.Contains(svg.String(), ">fault</text>") {
+	if !strings.Contains(svg.String(), "acquisitions/s through one fault") || !strings.Contains(svg.String(), "back to rate after 300ms") {
 		t.Errorf("the chart lacks the faults panel")
 	}
 }

@@ -15,9 +15,7 @@ const (
 	curveHeight  = 250 // their plot's height
 	legendTop    = 375 // the drivers' legend
 	barsTop      = 430 // the handoffs panel's title
-	barRowHeight = 44  // per driver in the handoffs panel
-	barLeft      = 170 // where the bars start
-	barRight     = 820 // where the longest ends
+	barRowHeight = 40  // per driver in the bar panels
 )
 
 // palette gives each driver its colour in every panel.
@@ -47,10 +45,10 @@ type series struct {
 // rates as bars, and, when the faults section ran, the acquisitions per
 // second through each fault.
 func WriteSVG(w io.Writer, r *Report) error {
-	height := barsTop + 40 + barRowHeight*max(1, len(r.Rows)) + 30
+	height := barsTop + 28 + barRowHeight*max(1, len(r.Rows)) + 20
 	faultsTop := height + 20
 	if hasFaults(r) {
-		height = faultsTop + faultsHeight + 110
+		height = faultsTop + faultsHeight(len(measuredFaults(r))) + 10
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n",
@@ -193,33 +191,55 @@ func legendAt(b *strings.Builder, ss []series, y float64) {
 	}
 }
 
+// The two bar panels, side by side: handoffs on the left, throughput on
+// the right; the drivers' names are left of both.
+const (
+	handoffLeft, handoffRight = 120, 440
+	keysLeft, keysRight       = 560, 870
+)
+
 // barPanel draws each driver's handoff rates, with one client and with a
-// client per goroutine, as bars on one linear scale.
+// client per goroutine, and its throughput on distinct keys, as bars.
 func barPanel(b *strings.Builder, r *Report) {
-	text(b, 20, barsTop, "start", 13, fmt.Sprintf("handoffs/s: %d goroutines take turns at one key, holding it %s (solid: one client, pale: a client each)",
+	text(b, 20, barsTop, "start", 13, fmt.Sprintf("handoffs/s: %d goroutines take turns at one key, holding it %s",
 		HandoffGoroutines, r.Hold))
-	top := 0.0
+	text(b, 20, barsTop+16, "start", 11, "solid: one client; pale: a client each")
+	text(b, keysLeft-10, barsTop, "start", 13, fmt.Sprintf("throughput: %d goroutines, a key each (ops/s)", KeysGoroutines))
+	text(b, keysLeft-10, barsTop+16, "start", 11, "the scale ends at the fastest server; memory's bar runs off it")
+	handoffs, keys := 0.0, 0.0
 	for _, row := range r.Rows {
-		top = max(top, row.Shared.PerSecond, row.PerClient.PerSecond)
+		handoffs = max(handoffs, row.Shared.PerSecond, row.PerClient.PerSecond)
+		if Networked(row.Driver) || len(r.Rows) == 1 {
+			keys = max(keys, row.Keys16.PerSecond)
+		}
 	}
 	for i, row := range r.Rows {
-		y := float64(barsTop + 20 + i*barRowHeight)
-		text(b, barLeft-10, y+18, "end", 12, driverLabel(row))
-		bar(b, y, row.Shared, top, colour(row.Driver), 1)
-		bar(b, y+18, row.PerClient, top, colour(row.Driver), 0.45)
+		y := float64(barsTop + 28 + i*barRowHeight)
+		text(b, handoffLeft-8, y+18, "end", 12, driverLabel(row))
+		bar(b, handoffLeft, handoffRight, y, row.Shared, handoffs, colour(row.Driver), 1)
+		bar(b, handoffLeft, handoffRight, y+18, row.PerClient, handoffs, colour(row.Driver), 0.45)
+		bar(b, keysLeft, keysRight, y+9, row.Keys16, keys, colour(row.Driver), 1)
 	}
 }
 
-// bar draws one bar at y for f's rate, top being the longest's.
-func bar(b *strings.Builder, y float64, f Figures, top float64, c string, opacity float64) {
+// bar draws one bar from left at y for f's rate; a rate of top reaches
+// right. A longer one is cut at right, with a break mark.
+func bar(b *strings.Builder, left, right int, y float64, f Figures, top float64, c string, opacity float64) {
 	if !f.OK() {
-		text(b, barLeft, y+12, "start", 11, figure(f, nil))
+		text(b, float64(left), y+12, "start", 11, figure(f, nil))
 		return
 	}
-	w := 0.0
+	w, cut := 0.0, false
 	if top > 0 {
-		w = f.PerSecond / top * (barRight - barLeft)
+		w = f.PerSecond / top * float64(right-left)
 	}
-	fmt.Fprintf(b, `<rect x="%d" y="%.1f" width="%.1f" height="15" fill="%s" fill-opacity="%.2f"/>`+"\n", barLeft, y, w, c, opacity)
-	text(b, barLeft+w+6, y+12, "start", 11, fmt.Sprintf("%.0f", f.PerSecond))
+	if w > float64(right-left) {
+		w, cut = float64(right-left), true
+	}
+	fmt.Fprintf(b, `<rect x="%d" y="%.1f" width="%.1f" height="15" fill="%s" fill-opacity="%.2f"/>`+"\n", left, y, w, c, opacity)
+	if cut {
+		x := float64(left) + w - 12
+		fmt.Fprintf(b, `<path d="M%.1f,%.1f l4,15 M%.1f,%.1f l4,15" stroke="#fff" stroke-width="2"/>`+"\n", x, y, x+5, y)
+	}
+	text(b, float64(left)+w+6, y+12, "start", 11, fmt.Sprintf("%.0f", f.PerSecond))
 }

@@ -57,11 +57,12 @@ func TestWriteSVG_curvesAndBars(t *testing.T) {
 	if want := 4 + 1 + 3*2; counts["polyline"] != want {
 		t.Errorf("%d polylines, want %d", counts["polyline"], want)
 	}
-	// Bars: two for each of 3 rows, plus the background.
-	if want := 3*2 + 1 + 2; counts["rect"] != want { // and the two panels' frames
+	// Bars: two handoff rates and a throughput for each of 3 rows, plus
+	// the background and the two panels' frames.
+	if want := 3*3 + 1 + 2; counts["rect"] != want {
 		t.Errorf("%d rects, want %d", counts["rect"], want)
 	}
-	for _, want := range []string{"goredis N=5, 2 of 5 hung", "p99.9", "handoffs/s", ">659<", ">skipped<", "100µs", "go1.26.8"} {
+	for _, want := range []string{"goredis N=5, 2 of 5 hung", "p99.9", "handoffs/s", "throughput: 16 goroutines", ">659<", ">skipped<", "100µs", "go1.26.8"} {
 		if !strings.Contains(doc, want) {
 			t.Errorf("SVG lacks %q", want)
 		}
