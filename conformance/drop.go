@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"strconv"
 	"testing"
 	"time"
 
@@ -63,7 +64,7 @@ func (s *suite) dropScratch(t *testing.T) {
 	keys := []string{key(t, "/held"), key(t, "/released"), key(t, "/other")}
 	var first driver.Lease
 	for i, k := range keys {
-		l, err := old.Acquire(ctx, k, "before", time.Hour)
+		l, err := old.Acquire(ctx, k, "before"+strconv.Itoa(i), time.Hour)
 		if err != nil {
 			t.Fatalf("Acquire(%q): %v", k, err)
 		}
@@ -71,7 +72,7 @@ func (s *suite) dropScratch(t *testing.T) {
 			first = l
 		}
 	}
-	if err := old.Release(ctx, keys[1], "before"); err != nil {
+	if err := old.Release(ctx, keys[1], "before1"); err != nil {
 		t.Fatalf("Release(%q): %v", keys[1], err)
 	}
 	if err := drop.Drop(ctx); err != nil {
@@ -94,11 +95,11 @@ func (s *suite) dropScratch(t *testing.T) {
 	if s.h.Fencing {
 		t.Logf("token before Drop %d, after %d (tokens may start again)", first.Token, next.Token)
 	}
-	if err := old.Release(ctx, keys[0], "before"); err == nil {
+	if err := old.Release(ctx, keys[0], "before0"); err == nil {
 		t.Errorf("Release by the holder from before Drop succeeded, want an error")
 	}
 	if ext, ok := old.(driver.Extender); ok {
-		if err := ext.Extend(ctx, keys[0], "before", time.Hour); err == nil {
+		if err := ext.Extend(ctx, keys[0], "before0", time.Hour); err == nil {
 			t.Errorf("Extend by the holder from before Drop succeeded, want an error")
 		}
 	}
