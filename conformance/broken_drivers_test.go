@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/distlock/lock/driver"
@@ -209,3 +210,65 @@ type blindInspect struct{ base }
 func (blindInspect) Inspect(context.Context, string) (driver.Holder, bool, error) {
 	return driver.Holder{}, false, nil
 }
+
+// namespaces are the memory driver's scratch namespaces: a store per
+// name, made at first use, which Drop deletes.
+type namespaces struct {
+	mu sync.Mutex
+	m  map[string]*memory.Store
+}
+
+func (n *namespaces) store(name string) *memory.Store {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.m == nil {
+		n.m = make(map[string]*memory.Store)
+	}
+	if n.m[name] == nil {
+		n.m[name] = memory.New()
+	}
+	return n.m[name]
+}
+
+func (n *namespaces) drop(name string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	delete(n.m, name)
+}
+
+// scratchConn is a connection to the namespace name: each call goes to
+// the namespace's store of the moment, through wrap.
+type scratchConn struct {
+	ns   *namespaces
+	name string
+	wrap func(driver.Conn) driver.Conn
+}
+
+func (s scratchConn) conn() driver.Conn {
+	c, _ := s.ns.store(s.name).Connect(context.Background())
+	return s.wrap(c)
+}
+
+func (s scratchConn) Acquire(ctx context.Context, key, value string, ttl time.Duration) (driver.Lease, error) {
+	return s.conn().Acquire(ctx, key, value, ttl)
+}
+func (s scratchConn) Release(ctx context.Context, key, value string) error {
+	return s.conn().Release(ctx, key, value)
+}
+func (s scratchConn) Extend(ctx context.Context, key, value string, ttl time.Duration) error {
+	return s.conn().(driver.Extender).Extend(ctx, key, value, ttl)
+}
+func (s scratchConn) Inspect(ctx context.Context, key string) (driver.Holder, bool, error) {
+	return s.conn().(driver.Inspector).Inspect(ctx, key)
+}
+func (s scratchConn) Close() error { return nil }
+
+func (s scratchConn) Drop(context.Context) error {
+	s.ns.drop(s.name)
+	return nil
+}
+
+// keepingScratch drops nothing.
+type keepingScratch struct{ scratchConn }
+
+func (keepingScratch) Drop(context.Context) error { return nil }

@@ -77,6 +77,17 @@ var variants = map[string]variant{
 		harness: memoryHarness(func(in driver.Conn) driver.Conn { return silentReleases{base{in}} }),
 		caught:  []string{"Acquire_waitsForRelease"},
 	},
+	"dropKeepsKeys": {
+		harness: func(t *testing.T) conformance.Harness {
+			h := memoryHarness(func(in driver.Conn) driver.Conn { return base{in} })(t)
+			ns := &namespaces{}
+			h.NewScratchConn = func(t *testing.T, name string) driver.Conn {
+				return keepingScratch{scratchConn{ns: ns, name: name, wrap: func(in driver.Conn) driver.Conn { return base{in} }}}
+			}
+			return h
+		},
+		caught: []string{"Drop_scratch"},
+	},
 	"quorumIntact": {
 		harness: func(t *testing.T) conformance.Harness { return quorumHarness(t, quorumConfig{nodes: 5}) },
 	},
@@ -115,8 +126,12 @@ type variant struct {
 func memoryHarness(wrap func(driver.Conn) driver.Conn) func(t *testing.T) conformance.Harness {
 	return func(t *testing.T) conformance.Harness {
 		bc := brokenConnector{memory.New(), wrap}
+		ns := &namespaces{}
 		return conformance.Harness{
 			NewClient: func(t *testing.T) *lock.Client { return lock.OpenConnector(bc) },
+			NewScratchConn: func(t *testing.T, name string) driver.Conn {
+				return scratchConn{ns: ns, name: name, wrap: wrap}
+			},
 			NewConn: func(t *testing.T) driver.Conn {
 				c, err := bc.Connect(t.Context())
 				if err != nil {

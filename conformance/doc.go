@@ -22,7 +22,10 @@
 // The harness asks for a factory of clients that all share one backend,
 // and the driver's answers about its optional capabilities. If it also
 // gives [Harness.NewConn], a raw driver connection, the suite checks the
-// promises the core's own checks hide. If it gives [Harness.Faults], the
+// promises the core's own checks hide. If it gives [Harness.NewScratchConn],
+// connections on scratch namespaces of the suite's naming, the suite
+// checks driver.Dropper: a Drop takes every key with it, held ones
+// included. If it gives [Harness.Faults], the
 // suite adds the fault cases of a quorum backend. Every case works on keys
 // of its own, so a backend can be shared with other tests. Cases run in
 // parallel. The suite checks lock.Election too, on the same harness: one

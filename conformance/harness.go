@@ -55,6 +55,17 @@ type Harness struct {
 	// its Acquire ends at once with an error matching
 	// lock.ErrMisconfigured, instead of retrying.
 	Misconfigured func(t *testing.T) *lock.Client
+
+	// NewScratchConn, if set, opens a raw driver connection on the scratch
+	// namespace name, and adds the Drop cases. The suite picks name: 8 to
+	// 40 bytes of lowercase letters, digits and '_', starting with a letter.
+	// The harness maps it onto the driver's namespace (a table, a
+	// collection, a key prefix, a chroot, a bucket), which the connection
+	// creates if the driver does. Calls with one name open connections to
+	// one namespace. The connection must implement driver.Dropper and
+	// driver.Inspector. The suite closes the connections and drops the
+	// namespaces.
+	NewScratchConn func(t *testing.T, name string) driver.Conn
 }
 
 // Run runs the conformance suite as subtests of t.
@@ -101,6 +112,7 @@ func Run(t *testing.T, h Harness) {
 		{"Driver_transfer", s.driverTransfer},
 		{"Driver_transferLease", s.driverTransferLease},
 		{"Misconfigured_failsFast", s.misconfigured},
+		{"Drop_scratch", s.dropScratch},
 	}
 	cases = append(cases, s.semaphoreCases()...)
 	cases = append(cases, s.electionCases()...)

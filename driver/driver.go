@@ -250,7 +250,11 @@ type Inspector interface {
 // namespace stays.
 type Dropper interface {
 	// Drop deletes the namespace and every key in it, held or not. Locks
-	// on it are lost. It is for scratch namespaces only.
+	// on it are lost. It is for scratch namespaces only: where the DSN
+	// names none of its own (the default table, the whole keyspace), it
+	// deletes nothing and returns an error matching ErrMisconfigured.
+	// Calling it again succeeds. Tokens may start again in a namespace
+	// of the same name made later, so a dropped name is not for reuse.
 	Drop(ctx context.Context) error
 }
 

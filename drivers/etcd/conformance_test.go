@@ -19,11 +19,14 @@ func TestConformance(t *testing.T) {
 	conformance.Run(t, conformance.Harness{
 		NewClient: drivertest.NewClient("etcd", full),
 		NewConn:   func(t *testing.T) driver.Conn { return drivertest.Connect(t, etcd.Driver{}, full) },
-		Fencing:   true,
-		Extend:    true,
-		Wakeups:   true,
-		TTL:       timeouts.TTL,
-		Faults:    c,
+		NewScratchConn: func(t *testing.T, name string) driver.Conn {
+			return drivertest.Connect(t, etcd.Driver{}, dsnWithPrefix(t, name+"/"))
+		},
+		Fencing: true,
+		Extend:  true,
+		Wakeups: true,
+		TTL:     timeouts.TTL,
+		Faults:  c,
 		// A wrong password, on the member with authentication.
 		Misconfigured: wrongPasswordClient,
 	})

@@ -27,6 +27,15 @@
 // a malformed DSN without contacting the cluster; no error and no String
 // method shows the password.
 //
+// A connection implements driver.Dropper: Drop deletes every key that
+// starts with its prefix, held locks included, for tools that work under a
+// scratch prefix of their own (end it with a '/', so that it holds no
+// other prefix's keys). It refuses, with an error matching [ErrNotScratch]
+// and lock.ErrMisconfigured, a DSN whose prefix overlaps the default one:
+// no prefix, distlock/, a prefix of it such as distlock, or one under it
+// such as distlock/tmp/. Tokens are create revisions, which keep growing
+// across a Drop.
+//
 // Every call ends by the caller's deadline or request_timeout, whichever
 // comes first. A failure that the driver's own timeouts ended (members
 // down, hung or silent) matches lock.ErrUnavailable; credentials the

@@ -28,6 +28,17 @@ func dsn(t testing.TB, kv ...string) string {
 	return "etcd://" + strings.Join(drivertest.Hosts(t, endpoints(t)), ",") + "?" + drivertest.Query(append(defaults, kv...)...)
 }
 
+// dsnWithPrefix returns a DSN for the test cluster with the tests'
+// timeouts and the given prefix, or none if it is empty.
+func dsnWithPrefix(t testing.TB, prefix string) string {
+	t.Helper()
+	params := timeouts.Params()
+	if prefix != "" {
+		params = append(params, "prefix", prefix)
+	}
+	return "etcd://" + strings.Join(drivertest.Hosts(t, endpoints(t)), ",") + "?" + drivertest.Query(params...)
+}
+
 // open opens a client on dsn, connected, and closed when the test ends.
 func open(t testing.TB, dsn string) *lock.Client {
 	t.Helper()

@@ -24,7 +24,9 @@
 // timeout bounds every request) and make no retries of their own (the
 // algorithm makes exactly one attempt per node per round), unless the URL
 // sets max_retries. [New] takes clients you built, for instance failover or
-// cluster clients; give them ContextTimeoutEnabled: true.
+// cluster clients; give them ContextTimeoutEnabled: true. redlock's Drop
+// (driver.Dropper) refuses a cluster client or a ring given to New, whose
+// keys one SCAN does not reach.
 package goredis
 
 import (
@@ -200,7 +202,21 @@ type node struct {
 	own bool // the node closes the client
 }
 
-var _ redlock.Node = (*node)(nil)
+var (
+	_ redlock.Node    = (*node)(nil)
+	_ redlock.Sharded = (*node)(nil)
+)
+
+// Sharded reports whether the client spreads keys over servers (a cluster
+// client or a ring), which one SCAN does not cover: redlock's Drop
+// refuses such a node.
+func (n *node) Sharded() bool {
+	switch n.c.(type) {
+	case *redis.ClusterClient, *redis.Ring:
+		return true
+	}
+	return false
+}
 
 func (n *node) Do(ctx context.Context, args []any) (any, error) {
 	v, err := n.c.Do(ctx, args...).Result()

@@ -22,6 +22,9 @@ func TestMain(m *testing.M) {
 
 func TestConformance(t *testing.T) { redistest.Conformance(t, "goredis", goredis.Driver{}) }
 
+// Drop deletes locks and fencing counters of its prefix only.
+func TestDrop(t *testing.T) { redistest.Drop(t, goredis.Driver{}) }
+
 // TestMeasureHung is a measurement, run when redistest.MeasureEnv is set.
 func TestMeasureHung(t *testing.T) { redistest.MeasureHung(t, "goredis") }
 

@@ -13,14 +13,18 @@ import (
 // TestConformance runs the suite on clients opened by DSN, each with a
 // mongo.Client of its own.
 func TestConformance(t *testing.T) {
-	dsn := dsnFor(t, server(t))
+	uri := server(t)
+	dsn := dsnFor(t, uri)
 	dsn = drivertest.WithParams(dsn, "distlock_create_collection", "false")
 	conformance.Run(t, conformance.Harness{
 		NewClient: drivertest.NewClient("mongodb", dsn),
 		NewConn:   func(t *testing.T) driver.Conn { return drivertest.Connect(t, mongodb.Driver{}, dsn) },
-		Fencing:   true,
-		Extend:    true,
-		TTL:       ttl,
+		NewScratchConn: func(t *testing.T, name string) driver.Conn {
+			return drivertest.Connect(t, mongodb.Driver{}, drivertest.WithParams(uri, "distlock_database", testDB, "distlock_collection", name))
+		},
+		Fencing: true,
+		Extend:  true,
+		TTL:     ttl,
 		// A wrong password, on the FerretDB with passwords.
 		Misconfigured: wrongPasswordClient,
 	})

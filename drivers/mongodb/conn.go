@@ -128,6 +128,7 @@ type conn struct {
 	rc      *readconcern.ReadConcern   // coll's, for the settings check
 	clock   *serverClock
 	hk      *housekeeper
+	scratch error // nil if Drop may drop the collection, else why not
 
 	mu       sync.Mutex
 	latest   map[string]known    // key -> the highest fence known to have been inserted
@@ -140,6 +141,7 @@ var (
 	_ driver.Extender  = (*conn)(nil)
 	_ driver.Pinger    = (*conn)(nil)
 	_ driver.Inspector = (*conn)(nil)
+	_ driver.Dropper   = (*conn)(nil)
 )
 
 func newConn(ctx context.Context, client *mongo.Client, r *reach, cfg Config) (*conn, error) {
@@ -165,7 +167,7 @@ func newConn(ctx context.Context, client *mongo.Client, r *reach, cfg Config) (*
 	}
 	c := &conn{
 		client: client, owned: r != nil, reach: r, timeout: cfg.RequestTimeout, coll: coll, clock: clock,
-		wc: cfg.WriteConcern, rc: cfg.ReadConcern,
+		wc: cfg.WriteConcern, rc: cfg.ReadConcern, scratch: scratchCollection(cfg),
 		latest:   make(map[string]known),
 		leases:   make(map[string]*lease),
 		inflight: make(map[string]*attempt),
@@ -611,6 +613,60 @@ func (c *conn) inspect(ctx context.Context, key string) (driver.Holder, bool, er
 		TTL:   max(left, time.Millisecond),
 		Lease: driver.Lease{Token: uint64(g.Fence), Fenced: true},
 	}, true, nil
+}
+
+// ErrNotScratch is Drop's error for a collection that is not a scratch
+// collection of its own: the default collection, or one the driver was
+// told not to create. It matches driver.ErrMisconfigured.
+var ErrNotScratch = fmt.Errorf("%w: not a scratch collection", driver.ErrMisconfigured)
+
+// scratchCollection returns nil if the collection of cfg is one Drop may
+// delete, and otherwise why not. The default collection is shared by
+// every program that names none, in any database, and a collection the
+// driver may not create belongs to the database's owner.
+func scratchCollection(cfg Config) error {
+	switch {
+	case cfg.Collection == DefaultCollection:
+		return fmt.Errorf("%w: %s.%s is the default collection; name one of its own with distlock_collection",
+			ErrNotScratch, cfg.Database, cfg.Collection)
+	case cfg.NoCreate:
+		return fmt.Errorf("%w: collection %s.%s is not the driver's to create (%s=false), so not its to drop",
+			ErrNotScratch, cfg.Database, cfg.Collection, paramCreate)
+	}
+	return nil
+}
+
+// Drop deletes the grants collection, with every grant in it, and refuses
+// with [ErrNotScratch] for the default collection or one the driver may
+// not create. The connection first forgets what it knew of keys and
+// leases, and its housekeeper its pending work, so that nothing it does
+// later writes to a collection of the same name made again. Other
+// connections should be closed first: their inserts would make the
+// collection again. Tokens of a collection made again start from 1.
+func (c *conn) Drop(ctx context.Context) error {
+	if c.scratch != nil {
+		return fmt.Errorf("mongodb: drop: %w", c.scratch)
+	}
+	cctx, end := begin(ctx, c.timeout, c.reach)
+	defer end()
+	if err := c.hk.forget(cctx); err != nil {
+		return fail(ctx, cctx, c.timeout, fmt.Errorf("mongodb: drop: %w", err))
+	}
+	c.forgetKeys()
+	err := c.coll.Drop(cctx)
+	c.forgetKeys() // and what calls in flight learnt meanwhile
+	if err != nil {
+		return fail(ctx, cctx, c.timeout, fmt.Errorf("mongodb: drop: %w", err))
+	}
+	return nil
+}
+
+// forgetKeys empties the connection's caches of keys and leases.
+func (c *conn) forgetKeys() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	clear(c.latest)
+	clear(c.leases)
 }
 
 // Ping checks that the primary answers.

@@ -30,6 +30,17 @@
 // without contacting the server; no error and no String method repeats a
 // password.
 //
+// A connection implements driver.Dropper: Drop deletes its grants
+// collection, with every grant in it, for tools that work in a scratch
+// collection of their own. It refuses, with an error matching
+// [ErrNotScratch] and lock.ErrMisconfigured, a DSN that names no collection
+// of its own: one without distlock_collection or naming the default
+// (distlock_grants, in any database), and one with
+// distlock_create_collection=false, whose collection is not the driver's.
+// Close the other connections on the collection first, since their writes
+// would make it again. Tokens of a collection made again start from 1, so
+// a dropped collection's name is not for reuse where tokens matter.
+//
 // Every call ends within the request timeout, or sooner with the caller's
 // context; the timeout's errors match lock.ErrUnavailable. Refused
 // credentials match lock.ErrMisconfigured. From a DSN, calls fail within

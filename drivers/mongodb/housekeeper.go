@@ -67,6 +67,9 @@ type housekeeper struct {
 	prune bool
 	sweep func(time.Time)
 	heads chan headUpdate
+	// forgets asks the goroutine to drop its pending work, and is
+	// answered by closing the channel sent.
+	forgets chan chan struct{}
 
 	mu      sync.Mutex
 	pending map[string]superseded // by key
@@ -84,6 +87,7 @@ func startHousekeeper(coll *mongo.Collection, clock *serverClock, prune bool, sw
 		prune:   prune,
 		sweep:   sweep,
 		heads:   make(chan headUpdate, headQueue),
+		forgets: make(chan chan struct{}),
 		pending: make(map[string]superseded),
 		floors:  make(map[string]int64),
 		cancel:  cancel,
@@ -175,6 +179,40 @@ func (h *housekeeper) pruned(key string, fence int64) {
 	h.pending[key] = slices.Delete(ms, 0, i)
 }
 
+// forget drops the housekeeper's pending work, after the work in progress
+// has ended. Drop calls it before it deletes the collection, so that no
+// head is raised and no grant pruned in a collection made again later.
+// It returns at once if the housekeeper has stopped.
+func (h *housekeeper) forget(ctx context.Context) error {
+	ack := make(chan struct{})
+	select {
+	case h.forgets <- ack:
+	case <-h.done:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+	select {
+	case <-ack:
+	case <-h.done:
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+	return nil
+}
+
+// dropPending empties the marks, the floors and the queued head updates.
+// Only the housekeeper's goroutine calls it.
+func (h *housekeeper) dropPending() {
+	h.mu.Lock()
+	clear(h.pending)
+	h.mu.Unlock()
+	clear(h.floors)
+	for range len(h.heads) {
+		<-h.heads
+	}
+}
+
 // stop stops the housekeeper and waits for it. Pending work is dropped.
 func (h *housekeeper) stop() {
 	h.cancel()
@@ -196,6 +234,10 @@ func (h *housekeeper) run(ctx context.Context) {
 			return
 		case u := <-h.heads:
 			h.raiseHeads(ctx, u)
+			continue
+		case ack := <-h.forgets:
+			h.dropPending()
+			close(ack)
 			continue
 		case <-t.C:
 		}

@@ -22,10 +22,13 @@ func TestConformance(t *testing.T) {
 	conformance.Run(t, conformance.Harness{
 		NewClient: func(t *testing.T) *lock.Client { return drivertest.OpenPinged(t, "mysql", full) },
 		NewConn:   func(t *testing.T) driver.Conn { return drivertest.Connect(t, mysqldriver.Driver{}, full) },
-		Fencing:   true,
-		Extend:    true,
-		Wakeups:   true,
-		TTL:       conformanceTTL,
+		NewScratchConn: func(t *testing.T, name string) driver.Conn {
+			return drivertest.Connect(t, mysqldriver.Driver{}, drivertest.WithParams(server(t), "distlock_table", name))
+		},
+		Fencing: true,
+		Extend:  true,
+		Wakeups: true,
+		TTL:     conformanceTTL,
 		Misconfigured: func(t *testing.T) *lock.Client {
 			return drivertest.Open(t, "mysql", drivertest.WithParams(wrongPassword(t), "distlock_table", freshTable(t, server(t))))
 		},

@@ -222,8 +222,12 @@ func (c *conn) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Drop drops the lease table, for scratch tables.
+// Drop drops the lease table, for scratch tables, and refuses with
+// [ErrNotScratch] for the default table or one the driver may not create.
 func (c *conn) Drop(ctx context.Context) error {
+	if c.t.scratch != nil {
+		return fmt.Errorf("mysql: drop: %w", c.t.scratch)
+	}
 	ctx, done := c.request(ctx)
 	defer done()
 	if _, err := c.db.ExecContext(ctx, "DROP TABLE IF EXISTS "+c.t.ident); err != nil {

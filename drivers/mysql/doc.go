@@ -31,6 +31,13 @@
 // most 64 bytes. lock.Open reports a malformed DSN without contacting the
 // server; no error and no String method shows a password.
 //
+// A connection implements driver.Dropper: Drop drops its lease table, for
+// tools that work in a scratch table of their own. It refuses, with an
+// error matching [ErrNotScratch] and lock.ErrMisconfigured, the default
+// table (no distlock_table, or distlock_leases named) and a table with
+// distlock_create_table=false, which is not the driver's. Tokens of a
+// table made again start from 1.
+//
 // Every call ends when the caller's context ends or the request timeout
 // runs out, whichever comes first, connecting included. A call that ran
 // out of the request timeout, or whose connection broke, fails with an

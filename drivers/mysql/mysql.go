@@ -112,6 +112,7 @@ func newConnector(db *sql.DB, mc *mysql.Config, cfg Config) (*Connector, error) 
 	if err != nil {
 		return nil, fmt.Errorf("mysql: %w", err)
 	}
+	t.scratch = scratchTable(t.name, cfg)
 	return &Connector{db: db, mc: mc, t: t, create: !cfg.NoCreate, timeout: cfg.requestTimeout()}, nil
 }
 

@@ -27,6 +27,29 @@ type table struct {
 	ident string // quoted with backticks
 
 	acquire, extend, release, transfer, inspect, poll, create string
+
+	// scratch is nil if Drop may drop the table, and otherwise why not
+	// (see scratchTable).
+	scratch error
+}
+
+// ErrNotScratch is Drop's error for a table that is not a scratch table
+// of its own: the default table, or one the driver was told not to
+// create. It matches driver.ErrMisconfigured.
+var ErrNotScratch = fmt.Errorf("%w: not a scratch table", driver.ErrMisconfigured)
+
+// scratchTable returns nil if the table of cfg is one Drop may drop, and
+// otherwise why not. The default table is shared by every program that
+// names none, and a table the driver may not create belongs to the
+// database's owner.
+func scratchTable(name string, cfg Config) error {
+	switch {
+	case name == DefaultTable:
+		return fmt.Errorf("%w: %s is the default table; name a table of its own with distlock_table", ErrNotScratch, name)
+	case cfg.NoCreate:
+		return fmt.Errorf("%w: table %s is not the driver's to create (distlock_create_table=false), so not its to drop", ErrNotScratch, name)
+	}
+	return nil
 }
 
 // pollBatch is how many keys one poll statement asks about. A poll of

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"strconv"
 	"sync"
 	"time"
@@ -437,10 +438,18 @@ func (c *conn) Watch(ctx context.Context, key string) (driver.Watch, error) {
 	return w, nil
 }
 
-// Drop deletes the bucket. A bucket the driver creates starts its
-// revisions past every earlier one (see DESIGN.md), so tokens of a
-// bucket made again still grow.
+// ErrNotScratch is Drop's error for the default bucket, which is shared
+// by every program that names none. It matches driver.ErrMisconfigured.
+var ErrNotScratch = fmt.Errorf("%w: not a scratch bucket", driver.ErrMisconfigured)
+
+// Drop deletes the bucket, and refuses with [ErrNotScratch] for the
+// default bucket. A bucket the driver creates starts its revisions past
+// every earlier one (see DESIGN.md), so tokens of a bucket made again
+// still grow.
 func (c *conn) Drop(ctx context.Context) error {
+	if c.cfg.Bucket == DefaultBucket {
+		return fmt.Errorf("nats: drop: %w: %s is the default bucket; name one of its own with the bucket parameter", ErrNotScratch, DefaultBucket)
+	}
 	ctx, done := c.bound(ctx)
 	defer done()
 	if err := c.js.DeleteKeyValue(ctx, c.cfg.Bucket); err != nil && !errors.Is(err, jetstream.ErrBucketNotFound) {

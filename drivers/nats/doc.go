@@ -45,6 +45,12 @@
 // server's fsync setting: only where the DSN names a monitoring endpoint
 // does Connect read it, and warn unless it is sync_interval: always.
 //
+// A connection implements driver.Dropper: Drop deletes its bucket, for
+// tools that work in a scratch bucket of their own. It refuses, with an
+// error matching [ErrNotScratch] and lock.ErrMisconfigured, the default
+// bucket (no bucket parameter, or distlock named). Tokens of a bucket made
+// again keep growing.
+//
 // A lock is only as durable as the servers' fsync. By default JetStream
 // fsyncs every two minutes, and Jepsen found (NATS 2.12.1, December 2025)
 // that servers that crash together then lose acknowledged writes: a lost

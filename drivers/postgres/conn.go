@@ -48,6 +48,7 @@ var (
 	_ driver.Waiter     = (*conn)(nil)
 	_ driver.Pinger     = (*conn)(nil)
 	_ driver.Inspector  = (*conn)(nil)
+	_ driver.Dropper    = (*conn)(nil)
 )
 
 func newConn(pool *pgxpool.Pool, owned bool, t *table, timeout time.Duration) *conn {
@@ -222,6 +223,22 @@ func (c *conn) Inspect(ctx context.Context, key string) (driver.Holder, bool, er
 	h.TTL = time.Duration(max(micros, 0)) * time.Microsecond
 	h.Lease = driver.Lease{Token: uint64(fence), Fenced: true}
 	return h, true, nil
+}
+
+// Drop drops the lease table, with every lease in it, and refuses with
+// [ErrNotScratch] for the default table or one the driver may not create.
+// A dropped table is gone for this connection; a connection opened later
+// makes it again, with every key's tokens starting again from 1.
+func (c *conn) Drop(ctx context.Context) error {
+	if c.t.scratch != nil {
+		return fmt.Errorf("postgres: drop: %w", c.t.scratch)
+	}
+	ctx, done := c.request(ctx)
+	defer done()
+	if _, err := c.pool.Exec(ctx, c.t.drop); err != nil {
+		return c.fail(ctx, err)
+	}
+	return nil
 }
 
 func (c *conn) Ping(ctx context.Context) error {

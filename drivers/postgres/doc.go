@@ -41,6 +41,15 @@
 // DSN without contacting the server; no error and no String method shows a
 // password.
 //
+// A connection implements driver.Dropper: Drop drops its lease table,
+// with every lease in it, for tools that work in a scratch table of their
+// own. It refuses, with an error matching [ErrNotScratch] and
+// lock.ErrMisconfigured, a DSN that names no table of its own: one without
+// distlock_table, one that names the default table (distlock_leases, in any
+// schema), and one with distlock_create_table=false, whose table is not
+// the driver's. Tokens of a table made again start from 1, so a dropped
+// table's name is not for reuse where tokens matter.
+//
 // Every call ends when the caller's context ends or the request timeout
 // runs out, whichever comes first, connecting included; a DSN without
 // connect_timeout connects under the request timeout. A call that ran out

@@ -98,6 +98,7 @@ func newConnector(pool *pgxpool.Pool, poolCfg *pgxpool.Config, cfg Config) (*Con
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
+	t.scratch = scratchTable(t.name, cfg)
 	return &Connector{pool: pool, poolCfg: poolCfg, t: t, create: !cfg.NoCreate, timeout: cfg.requestTimeout()}, nil
 }
 

@@ -30,7 +30,11 @@ type table struct {
 	ident string // the name quoted as an identifier
 
 	acquire, acquireGuarded, extend, release, transfer, inspect, watch string // one statement each
-	create, listen                                                     string
+	create, listen, drop                                               string
+
+	// scratch is nil if the table may be dropped, and otherwise the
+	// reason it may not (see scratchTable).
+	scratch error
 }
 
 // newTable validates name ("" means DefaultTable) and prepares the
@@ -118,7 +122,31 @@ FROM ` + t.ident + ` WHERE key = $1 AND expires_at > clock_timestamp()`
 	watched    boolean     NOT NULL DEFAULT false
 ) WITH (fillfactor = 25)`
 	t.listen = `LISTEN ` + pgx.Identifier{name}.Sanitize()
+	t.drop = `DROP TABLE IF EXISTS ` + t.ident
 	return t, nil
+}
+
+// ErrNotScratch is Drop's error for a table that is not a scratch table
+// of its own: the default table, or one the driver was told not to
+// create. It matches driver.ErrMisconfigured.
+var ErrNotScratch = fmt.Errorf("%w: not a scratch table", driver.ErrMisconfigured)
+
+// scratchTable returns nil if name, the table of cfg, is a scratch table
+// that Drop may delete, and otherwise why not. The default table is
+// shared by every program that names no table, under any schema, and a
+// table the driver may not create belongs to the schema's owner.
+func scratchTable(name string, cfg Config) error {
+	_, last, _ := strings.Cut(name, ".")
+	if last == "" {
+		last = name
+	}
+	switch {
+	case cfg.Table == "" || last == DefaultTable:
+		return fmt.Errorf("%w: %s is the default table; name a table of its own with distlock_table", ErrNotScratch, name)
+	case cfg.NoCreate:
+		return fmt.Errorf("%w: table %s is not the driver's to create (distlock_create_table=false), so not its to drop", ErrNotScratch, name)
+	}
+	return nil
 }
 
 // quoteLiteral quotes s as an SQL string literal.

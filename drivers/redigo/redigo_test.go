@@ -11,6 +11,9 @@ func TestMain(m *testing.M) { redistest.Main(m) }
 
 func TestConformance(t *testing.T) { redistest.Conformance(t, "redigo", redigo.Driver{}) }
 
+// Drop deletes locks and fencing counters of its prefix only.
+func TestDrop(t *testing.T) { redistest.Drop(t, redigo.Driver{}) }
+
 // TestMeasureHung is a measurement, run when redistest.MeasureEnv is set.
 func TestMeasureHung(t *testing.T) { redistest.MeasureHung(t, "redigo") }
 

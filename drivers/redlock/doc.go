@@ -35,6 +35,17 @@
 // reach Redis only as script or command arguments. DSNs of the Redis
 // drivers may set node_timeout, fencing and key_prefix: see [ParseDSN].
 //
+// [Redlock.Drop] (driver.Dropper) deletes every key that starts with the
+// key prefix on every node, locks and fencing counters alike, with SCAN
+// MATCH and UNLINK in batches, for tools that work under a scratch prefix
+// of their own (end it with a ':', so that it holds no other prefix's
+// keys). It refuses, with an error matching [ErrNotScratch] and
+// lock.ErrMisconfigured, a prefix that overlaps the default one: the empty
+// prefix (every key), distlock:, a prefix of it, or one that starts with
+// it. It refuses a [Sharded] node (a cluster client) too. It succeeds only
+// if every node did. Tokens of a dropped prefix start again from 1, so a
+// dropped prefix is not for reuse where tokens matter.
+//
 // Fencing tokens ([WithFencing], off by default) cost a second round trip
 // per acquisition. A key's tokens strictly increase while no node loses
 // its data; counters are never deleted (a small key per lock key ever

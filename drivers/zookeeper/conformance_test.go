@@ -19,11 +19,14 @@ func TestConformance(t *testing.T) {
 	conformance.Run(t, conformance.Harness{
 		NewClient: drivertest.NewClient("zookeeper", full),
 		NewConn:   func(t *testing.T) driver.Conn { return drivertest.Connect(t, zookeeper.Driver{}, full) },
-		Fencing:   true,
-		Extend:    true,
-		Wakeups:   true,
-		TTL:       timeouts.TTL,
-		Faults:    e,
+		NewScratchConn: func(t *testing.T, name string) driver.Conn {
+			return drivertest.Connect(t, zookeeper.Driver{}, dsnAt(t, "/distlock-test/"+name))
+		},
+		Fencing: true,
+		Extend:  true,
+		Wakeups: true,
+		TTL:     timeouts.TTL,
+		Faults:  e,
 		// An identity that the ACL of a root of its own refuses.
 		Misconfigured: refusedIdentityClient,
 	})

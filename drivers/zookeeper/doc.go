@@ -27,6 +27,15 @@
 // reports a malformed DSN without contacting the ensemble; no error and no
 // String method shows the password.
 //
+// A connection implements driver.Dropper: Drop deletes its chroot node and
+// everything under it, held locks included, for tools that work in a
+// scratch chroot of their own; the chroot's ancestors stay. It refuses,
+// with an error matching [ErrNotScratch] and lock.ErrMisconfigured, a DSN
+// whose chroot overlaps the default one: no chroot, /distlock, or one under
+// it such as /distlock/tmp (the node of the default namespace's key
+// "tmp"). /zookeeper and what lies under it are refused too. Tokens are
+// creation zxids, which keep growing across a Drop.
+//
 // Every call ends by the caller's deadline or request_timeout, whichever
 // comes first. A failure that the driver's own timeouts ended (an ensemble
 // down, hung or silent) matches lock.ErrUnavailable; an identity that the

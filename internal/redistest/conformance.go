@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"strings"
 	"testing"
@@ -63,6 +64,9 @@ func harness(name string, d driver.Driver, addrs []string, query string, faults 
 		Wakeups: true,
 		TTL:     time.Second,
 		Faults:  faults,
+		NewScratchConn: func(t *testing.T, name string) driver.Conn {
+			return testenv.Connect(t, d, DSN(addrs, withPrefix(query, name+":")))
+		},
 		Misconfigured: func(t *testing.T) *lock.Client {
 			// A user our servers do not know: WRONGPASS on every node.
 			urls := make([]string, len(addrs))
@@ -77,6 +81,17 @@ func harness(name string, d driver.Driver, addrs []string, query string, faults 
 			return c
 		},
 	}
+}
+
+// withPrefix returns query with its key_prefix, if any, replaced by
+// prefix.
+func withPrefix(query, prefix string) string {
+	v, err := url.ParseQuery(query)
+	if err != nil {
+		panic(fmt.Sprintf("redistest: query %q: %v", query, err))
+	}
+	v.Set("key_prefix", prefix)
+	return v.Encode()
 }
 
 // Processes runs conformance.RunProcesses on the Redlock driver registered
@@ -229,6 +244,7 @@ func TLSAndAuth(t *testing.T, name string) {
 //   - the conformance suite at N=5 with fencing tokens (their scripts'
 //     replies go through the client's reply conversion), with a TTL of
 //     500ms;
+//   - [Drop]'s check on the Valkey servers;
 //   - on silent servers of the test's own, SilentServersEndAtTheNodeTimeout,
 //     beside the rest.
 //
@@ -258,6 +274,7 @@ func Suite(t *testing.T, name string, d driver.Driver) {
 			h.TTL = 500 * time.Millisecond
 			conformance.Run(t, h)
 		})
+		t.Run("Drop", func(t *testing.T) { drop(t, d, addrs, pipelinedQuery) })
 	})
 }
 
