@@ -1,14 +1,24 @@
 #!/usr/bin/env bash
 # scripts/services.sh - throwaway backing services for distlock tests.
 #
-# Usage: scripts/services.sh up|down|env|status|restart-postgres|start-redis|start-ferretdb|start-nats|start-valkey|faults
+# Usage: scripts/services.sh up [fast|slow]|build|down|env|status|logs|restart-postgres|start-redis|start-ferretdb|start-nats|start-valkey|faults
 #
 #   up      Start 5 independent redis-server instances (127.0.0.1:7001-7005),
 #           a throwaway PostgreSQL cluster (127.0.0.1:15432, database
 #           "distlock", superuser "postgres", trust auth) and FerretDB, a
 #           MongoDB wire-protocol server (127.0.0.1:27117, SQLite backend, no
-#           auth). Idempotent: servers that are already running are left
-#           alone, dead ones are restarted.
+#           auth), and the servers of services.d. Idempotent: servers
+#           that are already running are left alone, dead ones are
+#           restarted.
+#   up fast Only Redis, PostgreSQL and MariaDB: the servers from Debian's
+#           packages, up in seconds once installed (make demo's first
+#           stage).
+#   up slow Only FerretDB, etcd, ZooKeeper and NATS: the servers built from
+#           source, and ZooKeeper on its JVM (make demo's second stage).
+#   build   Build FerretDB, etcd and NATS into their caches and install
+#           ZooKeeper's JRE, starting nothing: at nice 19 on one CPU, so
+#           that make demo's first stage runs beside it. Ends with each
+#           step's time.
 #   down    Stop only what `up` started (by the PIDs in our pidfiles) and
 #           remove the state dir. Idempotent.
 #   env     Print `export NAME=value` lines for eval. Starts nothing.
@@ -36,7 +46,12 @@
 #           that `distlock bench --faults --servers-dir $STATE` may kill,
 #           and their launchers (see "faults" below). `up` writes them too.
 #
+# Installs and builds print one line each when they end, with their time
+# (and a progress line every 30s while they run); their output goes to
+# logs/ in the state dir.
+#
 # Everything lives under ${DISTLOCK_SERVICES_DIR:-/tmp/distlock-services}:
+#   logs/STEP.log                         the output of each install and build
 #   redis-700N/{redis.pid,redis.log,launch.log}  one dir per redis (its cwd);
 #                                         fault tests may signal redis.pid
 #   postgres/{data/,postgres.log,initdb.log,.s.PGSQL.15432}
@@ -131,8 +146,14 @@ usage() {
 usage: scripts/services.sh <command>
 
 commands:
-  up      start redis 127.0.0.1:7001-7005, postgres 127.0.0.1:15432 and
-          ferretdb 127.0.0.1:27117 (idempotent)
+  up      start every test server (idempotent): redis 127.0.0.1:7001-7005,
+          postgres 127.0.0.1:15432, ferretdb 127.0.0.1:27117, and those of
+          scripts/services.d (etcd, zookeeper, mysql, nats, valkey, ...)
+  up fast start redis, postgres and mysql only (packaged: up in seconds)
+  up slow start ferretdb, etcd, zookeeper and nats only (built from source,
+          or on a JVM), building what is not in the cache
+  build   build ferretdb, etcd and nats into the cache and install
+          zookeeper's JRE, at nice 19 on one CPU; start nothing
   down    stop what `up` started and remove the state dir (idempotent)
   env     print `export NAME=value` lines (eval "$(scripts/services.sh env)")
   status  show whether each server is up (exit 0 iff all are up)
@@ -269,12 +290,131 @@ print_log_tail() {
 	fi
 }
 
+# ------------------------------------------------------------ setup steps --
+#
+# Installs and builds are steps: each writes its output to a log of its own
+# under $LOG_DIR and prints one line when it ends, with its time. A step
+# still running after PROGRESS_EVERY seconds prints a progress line, and
+# again each time that passes.
+
+readonly LOG_DIR=$STATE/logs
+readonly PROGRESS_EVERY=30
+
+# GENTLE is set by `build`: its steps run at nice 19 on one CPU, so that
+# what runs beside them (make demo's first stage) keeps the machine.
+GENTLE=""
+
+# STEP_TOTAL, when set, is how many packages a go build step may compile:
+# its progress lines count the packages compiled so far (go build -v).
+STEP_TOTAL=""
+
+# STEP_KEEP, when set, lets a step's command run on if services.sh is
+# stopped: an apt-get cut short leaves dpkg half done.
+STEP_KEEP=""
+
+# STEP_TIMES, when set, is a file that each step appends "LABEL Ns" to:
+# `build` prints them together at its end.
+STEP_TIMES=""
+
+# ensure_state_dir: creates the state dir and its log dir, refusing a dir
+# that services.sh did not create. The marker comes first, so that a
+# concurrent run never sees the dir with files but no marker.
+ensure_state_dir() {
+	state_dir_is_ours || die "$STATE exists and was not created by services.sh (no $MARKER); refusing to use it"
+	[[ -d $STATE ]] || mkdir -p "$STATE"
+	: >>"$MARKER"
+	[[ -d $LOG_DIR ]] || mkdir -p "$LOG_DIR"
+}
+
+# gentle_prefix: sets GENTLE_CMD to the command words that run a step at
+# nice 19 on CPU 0 when GENTLE is set (GOMAXPROCS=1 keeps the go command and
+# its compilers to one thread where taskset cannot pin them).
+GENTLE_CMD=()
+gentle_prefix() {
+	GENTLE_CMD=()
+	[[ -n $GENTLE ]] || return 0
+	GENTLE_CMD=(env GOMAXPROCS=1 nice -n 19)
+	if taskset -c 0 true 2>/dev/null; then
+		GENTLE_CMD+=(taskset -c 0)
+	fi
+}
+
+# step LABEL LOG CMD...: runs CMD as a step named LABEL, its output in
+# $LOG_DIR/LOG.log (started afresh), and prints its line. On failure it
+# prints the log's last lines and returns CMD's status. CMD runs in a
+# session of its own, so that a signal to services.sh ends it with all its
+# children (a go build's compilers).
+step() {
+	local label=$1 logf=$LOG_DIR/$2.log start=$SECONDS next pid rc=0 count
+	shift 2
+	ensure_state_dir
+	: >"$logf"
+	setsid "$@" 9>&- </dev/null >>"$logf" 2>&1 &
+	pid=$!
+	if [[ -n $STEP_KEEP ]]; then
+		trap 'exit 143' TERM INT HUP
+	else
+		trap 'kill -TERM -- -'"$pid"' 2>/dev/null; exit 143' TERM INT HUP
+	fi
+	next=$((start + PROGRESS_EVERY))
+	while pid_alive "$pid"; do
+		if ((SECONDS >= next)); then
+			count=""
+			if [[ -n $STEP_TOTAL ]]; then
+				count=", $(grep -cv '^go: ' "$logf" || true) of $STEP_TOTAL compiled"
+			fi
+			log "$label: $((SECONDS - start))s so far$count"
+			next=$((next + PROGRESS_EVERY))
+		fi
+		sleep 0.2
+	done
+	wait "$pid" || rc=$?
+	trap 'exit 143' TERM INT HUP
+	if ((rc != 0)); then
+		print_log_tail "$logf"
+		log "$label: FAILED after $((SECONDS - start))s (exit $rc; its output: $logf)"
+		return "$rc"
+	fi
+	log "$label: done in $((SECONDS - start))s"
+	[[ -z $STEP_TIMES ]] || printf '%s %ss\n' "$label" "$((SECONDS - start))" >>"$STEP_TIMES"
+}
+
+# GO_SERVER_FLAGS are the go build flags of the servers built from source
+# (FerretDB, etcd, NATS); the caches' names hash them with the sources.
+# Their packages are compiled as go build and go run compile ours (no
+# -trimpath), so a cold machine compiles the standard library once for all.
+# -s -w: no symbol table or DWARF, which the linker then need not write.
+# -buildvcs=false: no git run for a stamp that nobody reads.
+readonly GO_SERVER_FLAGS=(-mod=readonly -buildvcs=false "-ldflags=-s -w")
+
+# go_build LABEL NAME DIR OUT FLAGS...: builds the main package of the
+# module in DIR (outside any go.work) into OUT with the go build flags
+# FLAGS, as two steps: downloading what it imports (log NAME-download),
+# then compiling and linking (NAME-compile). Both go to the module proxy
+# only for what the build needs.
+go_build() {
+	local label=$1 name=$2 dir=$3 out=$4 total
+	shift 4
+	command -v go >/dev/null 2>&1 || { log "$label: needs Go (https://go.dev/dl/)"; return 1; }
+	gentle_prefix
+	step "$label: download" "$name-download" \
+		env -C "$dir" GOWORK=off "${GENTLE_CMD[@]}" go list -deps -f '{{.ImportPath}}' "$@" . || return 1
+	total=$(grep -cv '^go: ' "$LOG_DIR/$name-download.log" || true)
+	STEP_TOTAL=$total step "$label: compile ($total packages)" "$name-compile" \
+		env -C "$dir" GOWORK=off "${GENTLE_CMD[@]}" go build -v "$@" -o "$out" . || return 1
+}
+
+# apt_install PACKAGE...: installs the packages with apt-get, as a step.
+# Our own installs take turns (make demo runs `up fast` and `build` at
+# once), and apt-get waits up to 10 minutes for another's dpkg lock.
 apt_install() {
 	[[ $EUID -eq 0 ]] || die "need to install $* but not running as root; install it and retry"
 	command -v apt-get >/dev/null 2>&1 || die "need to install $* but apt-get is not available"
-	log "installing $* with apt-get ..."
-	DEBIAN_FRONTEND=noninteractive apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >&2
+	gentle_prefix
+	STEP_KEEP=1 step "apt-get install $*" "apt-$1" env DEBIAN_FRONTEND=noninteractive "${GENTLE_CMD[@]}" \
+		flock -w 900 "$STATE.apt.lock" sh -c \
+		'apt-get -o DPkg::Lock::Timeout=600 update -q && apt-get -o DPkg::Lock::Timeout=600 install -y -q "$@"' \
+		apt_install "$@"
 }
 
 # ------------------------------------------------------------------ redis --
@@ -584,11 +724,12 @@ pg_stop() {
 FERRET_BIN=""
 
 # ferret_build: sets FERRET_BIN to the runner binary, building it into the
-# cache unless a binary built from the same sources is there already. Safe to
-# run concurrently: each build goes to a temporary name and is renamed into
-# place. Runs without our lock (a cold build outlasts the lock's timeout).
+# cache unless a binary built from the same sources and flags is there
+# already. Safe to run concurrently: each build goes to a temporary name and
+# is renamed into place. Runs without our lock (a cold build outlasts the
+# lock's timeout).
 ferret_build() {
-	local cache hash tmp start
+	local cache hash tmp
 	if [[ -n ${DISTLOCK_FERRETDB_BIN:-} ]]; then
 		[[ -x $DISTLOCK_FERRETDB_BIN ]] || die "DISTLOCK_FERRETDB_BIN=$DISTLOCK_FERRETDB_BIN is not an executable"
 		FERRET_BIN=$DISTLOCK_FERRETDB_BIN
@@ -597,22 +738,17 @@ ferret_build() {
 	[[ -f $FERRET_SRC/go.mod && -f $FERRET_SRC/go.sum && -f $FERRET_SRC/main.go ]] ||
 		die "FerretDB runner sources not found in $FERRET_SRC"
 	cache=${DISTLOCK_FERRETDB_CACHE:-${XDG_CACHE_HOME:-${HOME:-${STATE%/*}}/.cache}/distlock}
-	hash=$(cat "$FERRET_SRC/go.mod" "$FERRET_SRC/go.sum" "$FERRET_SRC"/*.go | sha256sum)
+	hash=$({ cat "$FERRET_SRC/go.mod" "$FERRET_SRC/go.sum" "$FERRET_SRC"/*.go; echo "${GO_SERVER_FLAGS[*]}"; } | sha256sum)
 	hash=${hash:0:16}
 	FERRET_BIN=$cache/ferretdb-$hash/$FERRET_COMM
 	[[ -x $FERRET_BIN ]] && return 0
-	command -v go >/dev/null 2>&1 ||
-		die "building the FerretDB runner needs Go (https://go.dev/dl/); or set DISTLOCK_FERRETDB_BIN"
 	mkdir -p "${FERRET_BIN%/*}"
 	tmp=$FERRET_BIN.tmp.$$
-	log "building the FerretDB runner (once per change of $FERRET_SRC; a cold build takes minutes) ..."
-	start=$SECONDS
-	if ! (cd "$FERRET_SRC" && GOWORK=off GOFLAGS=-mod=readonly go build -trimpath -o "$tmp" . 9>&-) >&2; then
+	if ! go_build "FerretDB runner" ferretdb "$FERRET_SRC" "$tmp" "${GO_SERVER_FLAGS[@]}"; then
 		rm -f "$tmp"
-		die "could not build the FerretDB runner in $FERRET_SRC"
+		die "could not build the FerretDB runner in $FERRET_SRC (or set DISTLOCK_FERRETDB_BIN)"
 	fi
 	mv -f "$tmp" "$FERRET_BIN"
-	log "built $FERRET_BIN in $((SECONDS - start))s"
 }
 
 # ferret_our_pid: true (and OUR_PID set) if our pidfile names a live runner
@@ -778,11 +914,26 @@ for f in "${BASH_SOURCE[0]%/*}"/services.d/*.sh; do
 	source "$f"
 done
 
-# extra_each STEP: run NAME_STEP for every extra service that defines it,
-# all of them even if one fails, and fail if any did.
+# The groups that `up GROUP` starts, make demo's two stages. fast: servers
+# from Debian's packages, up in seconds once installed. slow: those built
+# from source (FerretDB, etcd, NATS) and ZooKeeper, whose JRE is a large
+# install. `up` alone starts both and the tests' extras (the TLS and
+# password servers, etcd-auth, Valkey), which depend on them.
+readonly GROUP_FAST="redis postgres mysql"
+readonly GROUP_SLOW="ferretdb etcd zookeeper nats"
+
+# SELECTED names the services a command works on; empty means all.
+SELECTED=""
+
+# want NAME: true if the command works on service NAME.
+want() { [[ -z $SELECTED || " $SELECTED " == *" $1 "* ]]; }
+
+# extra_each STEP: run NAME_STEP for every extra service that defines it
+# (and is wanted), all of them even if one fails, and fail if any did.
 extra_each() {
 	local s ok=0
 	for s in "${EXTRA_SERVICES[@]}"; do
+		want "$s" || continue
 		if declare -F "${s}_$1" >/dev/null; then
 			"${s}_$1" || ok=1
 		fi
@@ -807,47 +958,101 @@ state_dir_is_ours() {
 }
 
 cmd_up() {
-	local port
-	ferret_build # before the lock: a cold build takes minutes
+	local port start=$SECONDS
+	if want ferretdb; then
+		ferret_build # before the lock: a cold build takes minutes
+	fi
 	extra_each prepare
 	with_lock
 	state_dir_is_ours || die "$STATE exists and was not created by services.sh (no $MARKER); refusing to use it"
 	[[ -d $STATE ]] || mkdir -p "$STATE"
 	: >>"$MARKER"
-	ensure_redis_binaries
-	ensure_pg_binaries
+	if want redis; then
+		ensure_redis_binaries
+	fi
+	if want postgres; then
+		ensure_pg_binaries
+	fi
 
 	# Preflight: refuse before starting anything if a port is held by a
 	# process that is not ours.
-	for port in "${REDIS_PORTS[@]}"; do
-		redis_our_pid "$port" || ! port_open "$port" ||
-			port_conflict "$port" "no live pidfile in $STATE/redis-$port"
-	done
-	pg_our_pid || ! port_open "$PG_PORT" ||
-		port_conflict "$PG_PORT" "no live postmaster.pid in $PG_DATA"
-	ferret_our_pid || ! port_open "$MONGO_PORT" ||
-		port_conflict "$MONGO_PORT" "no live pidfile in $FERRET_DIR"
+	if want redis; then
+		for port in "${REDIS_PORTS[@]}"; do
+			redis_our_pid "$port" || ! port_open "$port" ||
+				port_conflict "$port" "no live pidfile in $STATE/redis-$port"
+		done
+	fi
+	if want postgres; then
+		pg_our_pid || ! port_open "$PG_PORT" ||
+			port_conflict "$PG_PORT" "no live postmaster.pid in $PG_DATA"
+	fi
+	if want ferretdb; then
+		ferret_our_pid || ! port_open "$MONGO_PORT" ||
+			port_conflict "$MONGO_PORT" "no live pidfile in $FERRET_DIR"
+	fi
 	extra_each preflight
 
 	# Launch everything first, then wait. Postgres goes first: its start
 	# (initdb, pg_ctl -w) is the likeliest to fail, and then we have not
 	# started anything else. The redis daemons come up while we wait.
-	pg_start
-	for port in "${REDIS_PORTS[@]}"; do
-		redis_start "$port"
-	done
-	ferret_start
+	if want postgres; then
+		pg_start
+	fi
+	if want redis; then
+		for port in "${REDIS_PORTS[@]}"; do
+			redis_start "$port"
+		done
+	fi
+	if want ferretdb; then
+		ferret_start
+	fi
 	extra_each start
 
-	for port in "${REDIS_PORTS[@]}"; do
-		redis_wait "$port"
-		[[ -z ${REDIS_LOG_OFFSET[$port]} ]] || log "redis $HOST:$port started (pid $OUR_PID)"
-	done
-	pg_wait
-	ferret_wait
+	if want redis; then
+		for port in "${REDIS_PORTS[@]}"; do
+			redis_wait "$port"
+			[[ -z ${REDIS_LOG_OFFSET[$port]} ]] || log "redis $HOST:$port started (pid $OUR_PID)"
+		done
+	fi
+	if want postgres; then
+		pg_wait
+	fi
+	if want ferretdb; then
+		ferret_wait
+	fi
 	extra_each wait
 	faults_write || die "could not write $STATE/faults"
-	log "all services up (state dir $STATE)"
+	log "${SELECTED:+services $SELECTED}${SELECTED:-all services} up in $((SECONDS - start))s (state dir $STATE)"
+}
+
+# cmd_build: builds the servers built from source (FerretDB, etcd, NATS)
+# into their caches and installs ZooKeeper's JRE, the slow group's
+# preparation, and starts nothing. It runs at nice 19 on one CPU (GENTLE),
+# the JRE's install beside the builds (it waits on the network and dpkg),
+# and ends with a line of each step's time. `up slow` after it starts the
+# servers in seconds.
+cmd_build() {
+	local start=$SECONDS jre times
+	GENTLE=1
+	SELECTED=$GROUP_SLOW
+	ensure_state_dir
+	STEP_TIMES=$LOG_DIR/build-times.$$
+	: >"$STEP_TIMES"
+	# The JRE's install runs beside the builds. If a build fails or we are
+	# stopped, it still gets to finish: an apt-get cut short leaves dpkg
+	# half done.
+	(zookeeper_prepare) &
+	jre=$!
+	trap 'wait '"$jre"'; rm -f "$STEP_TIMES"' EXIT
+	trap 'exit 143' TERM INT HUP
+	ferret_build
+	etcd_prepare
+	nats_prepare
+	wait "$jre" || die "the JRE's install failed (its output is in $LOG_DIR)"
+	trap - EXIT
+	times=$(paste -sd, "$STEP_TIMES" | sed 's/,/, /g')
+	rm -f "$STEP_TIMES"
+	log "build: done in $((SECONDS - start))s${times:+ ($times)}"
 }
 
 cmd_down() {
@@ -1018,12 +1223,30 @@ cmd_status() {
 }
 
 main() {
+	local cmd=${1:-}
+	case $cmd in
+	up)
+		[[ $# -le 2 ]] || { usage >&2; exit 2; }
+		case ${2:-} in
+		"") ;;
+		fast) SELECTED=$GROUP_FAST ;;
+		slow) SELECTED=$GROUP_SLOW ;;
+		*)
+			log "unknown group: $2 (want fast or slow)"
+			usage >&2
+			exit 2
+			;;
+		esac
+		cmd_up
+		return
+		;;
+	esac
 	if [[ $# -ne 1 ]]; then
 		usage >&2
 		exit 2
 	fi
-	case $1 in
-	up) cmd_up ;;
+	case $cmd in
+	build) cmd_build ;;
 	down) cmd_down ;;
 	env) cmd_env ;;
 	status) cmd_status ;;

@@ -9,11 +9,11 @@
 #   knobs    DISTLOCK_ETCD_BIN (see below), DISTLOCK_ETCD_CACHE (where the
 #            built binary is kept; default ${XDG_CACHE_HOME:-$HOME/.cache}/distlock)
 #
-# The server is etcd v3.6.17, built from the Go module proxy (a main package
-# that calls go.etcd.io/etcd/server/v3/etcdmain, generated here) once into the
-# cache dir, like the FerretDB runner, and reused while this file's build
-# recipe is unchanged: it is newer than Debian's etcd-server (3.4.23) and of
-# the client's own release line. A cold build takes about a minute; it runs in
+# The server is etcd v3.6.17, built from the Go module proxy (scripts/etcdserver,
+# a main package that calls go.etcd.io/etcd/server/v3/etcdmain) once into the
+# cache dir, like the FerretDB runner, and reused while its sources are
+# unchanged: it is newer than Debian's etcd-server (3.4.23) and of the
+# client's own release line. A cold build takes minutes; it runs in
 # etcd_prepare, before services.sh takes its lock. DISTLOCK_ETCD_BIN uses
 # another etcd binary instead (a system /usr/bin/etcd, say); it is then told
 # apart from other etcd processes by its cwd, as ours always is.
@@ -40,40 +40,18 @@
 
 EXTRA_SERVICES+=(etcd etcdauth)
 
-readonly ETCD_VERSION=v3.6.17
+readonly ETCD_VERSION=v3.6.17 # as scripts/etcdserver/go.mod requires
 readonly ETCD_BUILT_COMM=distlock-etcd # the built binary's name, as /proc/PID/comm shows it
 ETCD_BIN=""
 ETCD_COMM=""
 
-# etcd_recipe: the build module's go.mod and main.go, separated by a line
-# "--"; the cache key is their hash.
-etcd_recipe() {
-	cat <<EOF
-module distlock-etcd-server
-
-go 1.26.0
-
-require go.etcd.io/etcd/server/v3 $ETCD_VERSION
---
-// Command distlock-etcd is etcd $ETCD_VERSION, for distlock's tests; built by
-// scripts/services.d/etcd.sh.
-package main
-
-import (
-	"os"
-
-	"go.etcd.io/etcd/server/v3/etcdmain"
-)
-
-func main() { etcdmain.Main(os.Args) }
-EOF
-}
+readonly ETCD_SRC=$(cd "${BASH_SOURCE[0]%/*}/.." && pwd)/etcdserver
 
 # etcd_prepare: sets ETCD_BIN, building it into the cache unless a binary
-# built from the same recipe is there already. Safe to run concurrently:
-# each build uses a directory of its own and renames its binary into place.
+# built from the same sources and flags is there already. Concurrent builds
+# each write a file of their own and rename it into place.
 etcd_prepare() {
-	local cache hash dir tmp start recipe
+	local cache hash tmp
 	if [[ -n ${DISTLOCK_ETCD_BIN:-} ]]; then
 		[[ -x $DISTLOCK_ETCD_BIN ]] || die "DISTLOCK_ETCD_BIN=$DISTLOCK_ETCD_BIN is not an executable"
 		ETCD_BIN=$DISTLOCK_ETCD_BIN
@@ -82,28 +60,20 @@ etcd_prepare() {
 		return 0
 	fi
 	ETCD_COMM=$ETCD_BUILT_COMM
-	recipe=$(etcd_recipe)
+	[[ -f $ETCD_SRC/go.mod && -f $ETCD_SRC/go.sum && -f $ETCD_SRC/main.go ]] ||
+		die "etcd's main not found in $ETCD_SRC"
 	cache=${DISTLOCK_ETCD_CACHE:-${XDG_CACHE_HOME:-${HOME:-${STATE%/*}}/.cache}/distlock}
-	hash=$(printf '%s' "$recipe" | sha256sum)
+	hash=$({ cat "$ETCD_SRC/go.mod" "$ETCD_SRC/go.sum" "$ETCD_SRC"/*.go; echo "${GO_SERVER_FLAGS[*]}"; } | sha256sum)
 	hash=${hash:0:16}
 	ETCD_BIN=$cache/etcd-$ETCD_VERSION-$hash/$ETCD_BUILT_COMM
 	[[ -x $ETCD_BIN ]] && return 0
-	command -v go >/dev/null 2>&1 ||
-		die "building etcd needs Go (https://go.dev/dl/); or set DISTLOCK_ETCD_BIN"
-	dir=$(mktemp -d "${TMPDIR:-/tmp}/distlock-etcd-build.XXXXXX")
-	printf '%s\n' "${recipe%%$'\n'--$'\n'*}" >"$dir/go.mod"
-	printf '%s\n' "${recipe#*$'\n'--$'\n'}" >"$dir/main.go"
 	mkdir -p "${ETCD_BIN%/*}"
 	tmp=$ETCD_BIN.tmp.$$
-	log "building etcd $ETCD_VERSION from the Go module proxy (once; a cold build takes about a minute) ..."
-	start=$SECONDS
-	if ! (cd "$dir" && GOWORK=off GOFLAGS=-mod=mod go build -trimpath -o "$tmp" . 9>&-) >&2; then
-		rm -rf "$dir" "$tmp"
-		die "could not build etcd $ETCD_VERSION (in $dir)"
+	if ! go_build "etcd $ETCD_VERSION" etcd "$ETCD_SRC" "$tmp" "${GO_SERVER_FLAGS[@]}"; then
+		rm -f "$tmp"
+		die "could not build etcd $ETCD_VERSION in $ETCD_SRC (or set DISTLOCK_ETCD_BIN)"
 	fi
-	rm -rf "$dir"
 	mv -f "$tmp" "$ETCD_BIN"
-	log "built $ETCD_BIN in $((SECONDS - start))s"
 }
 
 # etcd_dir N: the state dir of member N (1-3).

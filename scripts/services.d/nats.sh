@@ -63,10 +63,10 @@ nats_comm() {
 }
 
 # nats_prepare: sets NATS_BIN, building it into the cache unless a binary
-# built from the same sources is there already. Concurrent builds each
-# write a file of their own and rename it into place.
+# built from the same sources and flags is there already. Concurrent builds
+# each write a file of their own and rename it into place.
 nats_prepare() {
-	local cache hash tmp start
+	local cache hash tmp
 	nats_comm
 	if [[ -n ${DISTLOCK_NATS_BIN:-} ]]; then
 		[[ -x $DISTLOCK_NATS_BIN ]] || die "DISTLOCK_NATS_BIN=$DISTLOCK_NATS_BIN is not an executable"
@@ -76,22 +76,17 @@ nats_prepare() {
 	[[ -f $NATS_SRC/go.mod && -f $NATS_SRC/go.sum && -f $NATS_SRC/main.go ]] ||
 		die "nats-server runner sources not found in $NATS_SRC"
 	cache=${DISTLOCK_NATS_CACHE:-${XDG_CACHE_HOME:-${HOME:-${STATE%/*}}/.cache}/distlock}
-	hash=$(cat "$NATS_SRC/go.mod" "$NATS_SRC/go.sum" "$NATS_SRC"/*.go | sha256sum)
+	hash=$({ cat "$NATS_SRC/go.mod" "$NATS_SRC/go.sum" "$NATS_SRC"/*.go; echo "${GO_SERVER_FLAGS[*]}"; } | sha256sum)
 	hash=${hash:0:16}
 	NATS_BIN=$cache/nats-$hash/$NATS_BUILT_COMM
 	[[ -x $NATS_BIN ]] && return 0
-	command -v go >/dev/null 2>&1 ||
-		die "building nats-server needs Go (https://go.dev/dl/); or set DISTLOCK_NATS_BIN"
 	mkdir -p "${NATS_BIN%/*}"
 	tmp=$NATS_BIN.tmp.$$
-	log "building nats-server from $NATS_SRC (once per change of it; a cold build takes about three minutes) ..."
-	start=$SECONDS
-	if ! (cd "$NATS_SRC" && GOWORK=off GOFLAGS=-mod=readonly go build -trimpath -o "$tmp" . 9>&-) >&2; then
+	if ! go_build "nats-server" nats "$NATS_SRC" "$tmp" "${GO_SERVER_FLAGS[@]}"; then
 		rm -f "$tmp"
-		die "could not build nats-server in $NATS_SRC"
+		die "could not build nats-server in $NATS_SRC (or set DISTLOCK_NATS_BIN)"
 	fi
 	mv -f "$tmp" "$NATS_BIN"
-	log "built $NATS_BIN in $((SECONDS - start))s"
 }
 
 # nats_node_dir N: the state dir of node N (1-3).

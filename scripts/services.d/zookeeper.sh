@@ -135,9 +135,12 @@ EOF
 	chmod +x "$dir/start"
 }
 
+# zookeeper_prepare: installs the JRE and ZooKeeper (before the lock: a
+# cold install takes a minute or more).
+zookeeper_prepare() { zk_ensure_binaries; }
+
 zookeeper_preflight() {
 	local n port
-	zk_ensure_binaries
 	for n in 1 2 3; do
 		zk_our_pid "$n" && continue
 		for port in "${ZK_CLIENT_PORTS[n - 1]}" "${ZK_PEER_PORTS[n - 1]}" "${ZK_ELECTION_PORTS[n - 1]}"; do

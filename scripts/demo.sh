@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# scripts/demo.sh - what `make demo` runs: distlock bench on every driver,
+# its first figures within about a minute and a half of distlock being built,
+# then the fencing example and the settings check; the servers are stopped at
+# the end, also on failure.
+#
+# On a fresh machine three servers must first be built from source (FerretDB,
+# etcd, NATS: minutes each) and ZooKeeper's JRE installed. So the demo runs in
+# two stages:
+#
+#   1. `services.sh build` starts in the background, at nice 19 on one CPU,
+#      while `services.sh up fast` starts Redis, PostgreSQL and MariaDB and
+#      distlock is built. Then bench measures memory, the four Redlock
+#      drivers, postgres and mysql, while the builds go on beside it: its
+#      table is printed as "stage 1", and those rows are measured again in
+#      stage 2.
+#   2. Once the builds are done, `services.sh up slow` starts FerretDB, etcd,
+#      ZooKeeper and NATS, and bench measures every driver, with nothing
+#      else running: that table, bench.json and bench.svg are the result.
+#
+# With the builds cached (a second run), there is no stage 1: `build` ends
+# in a second, and bench runs once, on everything.
+#
+# Environment: GO (the go command, default go), DEMO_OUT (where bench.json,
+# bench.svg and the logs go, default demo-output).
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
+
+readonly GO=${GO:-go}
+readonly OUT=${DEMO_OUT:-demo-output}
+readonly STAGE1_DRIVERS=memory,goredis,redigo,rueidis,valkey,postgres,mysql
+readonly DURATION=1s
+
+t0=$SECONDS
+status=0
+build_pid=""
+fast_pid=""
+work=$(mktemp -d "${TMPDIR:-/tmp}/distlock-demo.XXXXXX") || exit 1
+phases=()      # "name Ns", one per phase, for the last line
+build_times="" # services.sh build's last line
+
+say() { printf 'demo: %s\n' "$*"; }
+
+# phase NAME START: records that phase NAME, begun at START, has ended.
+phase() { phases+=("$1 $((SECONDS - $2))s"); }
+
+# joined: the phases, comma-separated.
+joined() {
+	local IFS=,
+	printf '%s' "${phases[*]}" | sed 's/,/, /g'
+}
+
+# stop_job PID: stops a background job of ours and waits for it.
+stop_job() {
+	[[ -n $1 ]] && kill -0 "$1" 2>/dev/null || return 0
+	kill -TERM "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+}
+
+cleanup() {
+	stop_job "$build_pid"
+	stop_job "$fast_pid"
+	eval "$(scripts/services.sh env)"
+	mkdir -p "$OUT/logs"
+	cp -r "$DISTLOCK_SERVICES_DIR/logs/." "$OUT/logs/" 2>/dev/null
+	scripts/services.sh down
+	rm -rf "$work"
+	echo
+	say "chart $OUT/bench.svg, every figure in $OUT/bench.json, install and build logs in $OUT/logs/"
+	say "times: $(joined), total $((SECONDS - t0))s"
+	[[ -z $build_times ]] || say "services.sh $build_times"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM HUP
+
+mkdir -p "$OUT"
+
+# The servers built from source, in the background. Their lines go to a file,
+# shown once stage 1's table is out.
+say "building FerretDB, etcd and NATS and installing ZooKeeper's JRE in the background (at nice 19, on one CPU)"
+scripts/services.sh build 2>"$work/build.out" &
+build_pid=$!
+start=$SECONDS
+scripts/services.sh up fast 2>"$work/fast.out" &
+fast_pid=$!
+
+say "building distlock (go build ./cmd/distlock) while Redis, PostgreSQL and MariaDB start"
+$GO build -o "$work/distlock" ./cmd/distlock || { status=$?; say "could not build distlock"; exit $status; }
+phase "distlock build" "$start"
+built=$SECONDS
+say "distlock built at $((built - t0))s"
+wait "$fast_pid" || status=$?
+fast_pid=""
+cat "$work/fast.out"
+((status == 0)) || { say "the first stage's servers did not start"; exit $status; }
+eval "$(scripts/services.sh env)"
+
+waited=""
+if kill -0 "$build_pid" 2>/dev/null; then
+	start=$SECONDS
+	say "stage 1: distlock bench on ${STAGE1_DRIVERS//,/, }, $DURATION per measurement (about 40s),"
+	say "while the builds run beside it: stage 2 measures these again, with nothing else running"
+	"$work/distlock" bench --drivers "$STAGE1_DRIVERS" --duration "$DURATION" --json "$OUT/bench-stage1.json" || status=$?
+	phase "stage 1 bench" "$start"
+	say "stage 1 ended $((SECONDS - built))s after distlock was built"
+	start=$SECONDS
+	waited=1
+	echo
+	say "waiting for the builds (their output: $DISTLOCK_SERVICES_DIR/logs/)"
+	tail -n +1 -f --pid="$build_pid" "$work/build.out"
+else
+	cat "$work/build.out"
+fi
+build_status=0
+wait "$build_pid" || build_status=$?
+build_pid=""
+build_times=$(grep -o 'build: done in .*' "$work/build.out")
+[[ -z $waited ]] || phase "waiting for the builds" "$start"
+
+drivers=()
+if ((build_status == 0)); then
+	start=$SECONDS
+	say "stage 2: FerretDB, etcd, ZooKeeper and NATS"
+	if scripts/services.sh up slow; then
+		phase "up slow" "$start"
+	else
+		status=1
+		drivers=(--drivers "$STAGE1_DRIVERS")
+		say "the second stage's servers did not start: the comparison is left with the first stage's drivers"
+	fi
+else
+	status=$build_status
+	drivers=(--drivers "$STAGE1_DRIVERS")
+	say "the builds failed (see above): the comparison is left with the first stage's drivers"
+fi
+
+start=$SECONDS
+say "distlock bench, every driver (memory; Redlock over go-redis, redigo, rueidis and valkey-go; PostgreSQL, MongoDB, etcd, ZooKeeper, MySQL, NATS), $DURATION per measurement (about 70s)"
+"$work/distlock" bench "${drivers[@]}" --duration "$DURATION" --json "$OUT/bench.json" --svg "$OUT/bench.svg" || status=$?
+phase "bench" "$start"
+
+start=$SECONDS
+echo
+say "a paused holder's stale write, without and with fencing tokens"
+$GO run ./examples/fencing || status=$?
+echo
+say "the settings check (distlock verify --lint-only), on the test servers and on an unsafe Redis"
+scripts/demo-verify.sh "$work/distlock" || status=$?
+phase "fencing and verify" "$start"
+exit $status
