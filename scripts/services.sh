@@ -1022,13 +1022,12 @@ cmd_up() {
 	fi
 	extra_each wait
 	faults_write || die "could not write $STATE/faults"
-	log "${SELECTED:+services $SELECTED}${SELECTED:-all services} up in $((SECONDS - start))s (state dir $STATE)"
+	log "${SELECTED:-all services} up in $((SECONDS - start))s (state dir $STATE)"
 }
 
 # cmd_build: builds the servers built from source (FerretDB, etcd, NATS)
 # into their caches and installs ZooKeeper's JRE, the slow group's
-# preparation, and starts nothing. It runs at nice 19 on one CPU (GENTLE),
-# the JRE's install beside the builds (it waits on the network and dpkg),
+# preparation, and starts nothing. It runs at nice 19 on one CPU (GENTLE)
 # and ends with a line of each step's time. `up slow` after it starts the
 # servers in seconds.
 cmd_build() {
@@ -1038,14 +1037,18 @@ cmd_build() {
 	ensure_state_dir
 	STEP_TIMES=$LOG_DIR/build-times.$$
 	: >"$STEP_TIMES"
-	# The JRE's install runs beside the builds. If a build fails or we are
-	# stopped, it still gets to finish: an apt-get cut short leaves dpkg
-	# half done.
+	# The JRE's install runs beside the builds of etcd and NATS: it waits
+	# on the network and dpkg more than on the CPU. It starts after
+	# FerretDB's, by which time the installs of `up fast`, which make demo
+	# runs at once, are done. If a build fails or we are stopped, the
+	# install still gets to finish: an apt-get cut short leaves dpkg half
+	# done.
+	trap 'rm -f "$STEP_TIMES"' EXIT
+	trap 'exit 143' TERM INT HUP
+	ferret_build
 	(zookeeper_prepare) &
 	jre=$!
 	trap 'wait '"$jre"'; rm -f "$STEP_TIMES"' EXIT
-	trap 'exit 143' TERM INT HUP
-	ferret_build
 	etcd_prepare
 	nats_prepare
 	wait "$jre" || die "the JRE's install failed (its output is in $LOG_DIR)"
