@@ -35,6 +35,7 @@ t0=$SECONDS
 status=0
 build_pid=""
 fast_pid=""
+tail_pid=""
 work=$(mktemp -d "${TMPDIR:-/tmp}/distlock-demo.XXXXXX") || exit 1
 phases=()      # "name Ns", one per phase, for the last line
 build_times="" # services.sh build's last line
@@ -60,6 +61,7 @@ stop_job() {
 cleanup() {
 	stop_job "$build_pid"
 	stop_job "$fast_pid"
+	stop_job "$tail_pid"
 	eval "$(scripts/services.sh env)"
 	mkdir -p "$OUT/logs"
 	cp -r "$DISTLOCK_SERVICES_DIR/logs/." "$OUT/logs/" 2>/dev/null
@@ -108,7 +110,11 @@ if kill -0 "$build_pid" 2>/dev/null; then
 	waited=1
 	echo
 	say "waiting for the builds (their output: $DISTLOCK_SERVICES_DIR/logs/)"
-	tail -n +1 -f --pid="$build_pid" "$work/build.out"
+	# In the background, so that a signal to the demo is handled at once.
+	tail -n +1 -f --pid="$build_pid" "$work/build.out" &
+	tail_pid=$!
+	wait "$tail_pid"
+	tail_pid=""
 else
 	cat "$work/build.out"
 fi
@@ -136,7 +142,11 @@ else
 fi
 
 start=$SECONDS
-say "distlock bench, every driver (memory; Redlock over go-redis, redigo, rueidis and valkey-go; PostgreSQL, MongoDB, etcd, ZooKeeper, MySQL, NATS), $DURATION per measurement (about 70s)"
+if ((${#drivers[@]} == 0)); then
+	say "distlock bench, every driver (memory; Redlock over go-redis, redigo, rueidis and valkey-go; PostgreSQL, MongoDB, etcd, ZooKeeper, MySQL, NATS), $DURATION per measurement (about 70s)"
+else
+	say "distlock bench on ${STAGE1_DRIVERS//,/, }, $DURATION per measurement"
+fi
 "$work/distlock" bench "${drivers[@]}" --duration "$DURATION" --json "$OUT/bench.json" --svg "$OUT/bench.svg" || status=$?
 phase "bench" "$start"
 
