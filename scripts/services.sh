@@ -304,8 +304,9 @@ readonly PROGRESS_EVERY=30
 # what runs beside them (make demo's first stage) keeps the machine.
 GENTLE=""
 
-# STEP_TOTAL, when set, is how many packages a go build step may compile:
-# its progress lines count the packages compiled so far (go build -v).
+# STEP_TOTAL, when set, is how many packages a go build step compiles (go
+# list's stale ones): its progress lines count those compiled so far (go
+# build -v prints each).
 STEP_TOTAL=""
 
 # STEP_KEEP, when set, lets a step's command run on if services.sh is
@@ -389,18 +390,19 @@ readonly GO_SERVER_FLAGS=(-mod=readonly -buildvcs=false "-ldflags=-s -w")
 
 # go_build LABEL NAME DIR OUT FLAGS...: builds the main package of the
 # module in DIR (outside any go.work) into OUT with the go build flags
-# FLAGS, as two steps: downloading what it imports (log NAME-download),
-# then compiling and linking (NAME-compile). Both go to the module proxy
-# only for what the build needs.
+# FLAGS, as two steps: downloading what it imports and finding the packages
+# that are not in the build cache (log NAME-download), then compiling and
+# linking (NAME-compile). Both go to the module proxy only for what the
+# build needs.
 go_build() {
 	local label=$1 name=$2 dir=$3 out=$4 total
 	shift 4
 	command -v go >/dev/null 2>&1 || { log "$label: needs Go (https://go.dev/dl/)"; return 1; }
 	gentle_prefix
 	step "$label: download" "$name-download" \
-		env -C "$dir" GOWORK=off "${GENTLE_CMD[@]}" go list -deps -f '{{.ImportPath}}' "$@" . || return 1
-	total=$(grep -cv '^go: ' "$LOG_DIR/$name-download.log" || true)
-	STEP_TOTAL=$total step "$label: compile ($total packages)" "$name-compile" \
+		env -C "$dir" GOWORK=off "${GENTLE_CMD[@]}" go list -deps -f '{{if .Stale}}stale {{.ImportPath}}{{end}}' "$@" . || return 1
+	total=$(grep -c '^stale ' "$LOG_DIR/$name-download.log" || true)
+	STEP_TOTAL=$total step "$label: compile ($total packages not in the build cache)" "$name-compile" \
 		env -C "$dir" GOWORK=off "${GENTLE_CMD[@]}" go build -v "$@" -o "$out" . || return 1
 }
 
