@@ -13,10 +13,11 @@
 # a main package that calls go.etcd.io/etcd/server/v3/etcdmain) once into the
 # cache dir, like the FerretDB runner, and reused while its sources are
 # unchanged: it is newer than Debian's etcd-server (3.4.23) and of the
-# client's own release line. A cold build takes minutes; it runs in
-# etcd_prepare, before services.sh takes its lock. DISTLOCK_ETCD_BIN uses
-# another etcd binary instead (a system /usr/bin/etcd, say); it is then told
-# apart from other etcd processes by its cwd, as ours always is.
+# client's own release line. A cold build takes a minute or two (services.sh
+# has the figures); it runs in etcd_prepare, before services.sh takes its
+# lock. DISTLOCK_ETCD_BIN uses another etcd binary instead (a system
+# /usr/bin/etcd, say); it is then told apart from other etcd processes by
+# its cwd, as ours always is.
 #
 # run.sh starts its member (detached, with `setsid -f bash run.sh`) and writes
 # the member's PID to etcd.pid: `up` restarts dead members with it, and the

@@ -25,8 +25,8 @@
 # 4-9s; nats-server has no setting for them), so that the driver's fault
 # tests wait for seconds, not tens of seconds. It is rebuilt when those
 # sources change. Debian's nats-server (2.9) has no per-key TTLs. A cold
-# build takes about three minutes; it runs in nats_prepare, before
-# services.sh takes its lock. The binary is named distlock-nats, so
+# build takes a minute or two (services.sh has the figures); it runs in
+# nats_prepare, before services.sh takes its lock. The binary is named distlock-nats, so
 # /proc/PID/comm tells it from the system's nats-server; a node is ours
 # only if its pidfile names a live distlock-nats whose cwd is the node's
 # dir.
