@@ -103,7 +103,7 @@ if kill -0 "$build_pid" 2>/dev/null; then
 	start=$SECONDS
 	say "stage 1: distlock bench on ${STAGE1_DRIVERS//,/, }, $DURATION per measurement (about 40s),"
 	say "while the builds run beside it: stage 2 measures these again, with nothing else running"
-	"$work/distlock" bench --drivers "$STAGE1_DRIVERS" --duration "$DURATION" --json "$OUT/bench-stage1.json" || status=$?
+	"$work/distlock" bench --drivers "$STAGE1_DRIVERS" --duration "$DURATION" || status=$?
 	phase "stage 1 bench" "$start"
 	say "stage 1 ended $((SECONDS - built))s after distlock was built"
 	start=$SECONDS
