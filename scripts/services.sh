@@ -915,9 +915,11 @@ faults_write() {
 # NAME_preflight (refuse before anything starts if a port is taken),
 # NAME_start, NAME_wait, NAME_stop, NAME_env (export lines), NAME_status
 # (print lines, fail if not all up), NAME_faults (its drivers' files in
-# faults/, with faults_begin, faults_server and faults_end). They use this file's helpers (log,
-# die, port_open, pid_alive, pid_is_ours, read_pid, apt_install, $STATE,
-# $HOST, $TIMEOUT) and keep to ports of their own.
+# faults/, with faults_begin, faults_server and faults_end). They use this
+# file's helpers (log, die, port_open, pid_alive, pid_is_ours, read_pid,
+# apt_install, go_build, $STATE, $HOST, $TIMEOUT) and keep to ports of their
+# own. `up` starts every service; `up fast` and `up slow` only those named
+# in GROUP_FAST and GROUP_SLOW below.
 EXTRA_SERVICES=()
 for f in "${BASH_SOURCE[0]%/*}"/services.d/*.sh; do
 	[[ -e $f ]] || continue
