@@ -63,8 +63,10 @@ cleanup() {
 	stop_job "$fast_pid"
 	stop_job "$tail_pid"
 	eval "$(scripts/services.sh env)"
-	mkdir -p "$OUT/logs"
-	cp -r "$DISTLOCK_SERVICES_DIR/logs/." "$OUT/logs/" 2>/dev/null
+	if [[ -d ${DISTLOCK_SERVICES_DIR:-}/logs ]]; then
+		mkdir -p "$OUT/logs"
+		cp -r "$DISTLOCK_SERVICES_DIR/logs/." "$OUT/logs/"
+	fi
 	scripts/services.sh down
 	rm -rf "$work"
 	echo
