@@ -78,16 +78,22 @@
 # module of its own that embeds FerretDB v1.24.2; needs `go` and the module
 # proxy) once, into the cache dir, named after the hash of its sources, and
 # reuses it while they are unchanged. It runs before `up` takes its lock, so
-# concurrent runs do not time out on it. Cold builds, at nice 19 on one CPU
-# as `build` runs them (December 2026, on this project's 2-core machine):
-# FerretDB about 130s alone, 70s once the standard library is in the build
-# cache (make demo builds distlock first, which puts it there); etcd 110s
-# alone, 35s after distlock, with which it shares gRPC, protobuf and etcd's
-# client; NATS 70s alone, 25s after distlock. About a fifth of FerretDB's is
-# its SQLite backend (modernc.org/sqlite, C translated to Go). Its PostgreSQL
-# backend would spare that, but the MongoDB driver's design and tests rest on
-# the SQLite one (drivers/mongodb/DESIGN.md), and make test restarts our
-# PostgreSQL while the MongoDB tests run.
+# concurrent runs do not time out on it.
+#
+# Cold builds at nice 19 on one CPU, as `build` runs them, on this project's
+# 2-core machine shared with other work (December 2026; wall times, which
+# nice 19 stretches on a busy machine): alone, with empty caches, FerretDB
+# 130-160s, etcd 110-200s, NATS 70s. In make demo's order, after distlock's
+# build has put the standard library and the modules they share with it
+# (gRPC, protobuf, etcd's client) in the build cache, the three compile 556
+# packages (154 CPU seconds; 130s on a quiet machine: FerretDB 72s, etcd
+# 33s, NATS 25s). With -trimpath, as they were built before, they shared
+# nothing with distlock's build: 943 packages, 198 CPU seconds. About a
+# fifth of FerretDB's compile time is its SQLite backend (modernc.org/sqlite,
+# C translated to Go). Its PostgreSQL backend would spare that, but the
+# MongoDB driver's design and tests rest on the SQLite one
+# (drivers/mongodb/DESIGN.md), and make test restarts our PostgreSQL while
+# the MongoDB tests run.
 set -euo pipefail
 
 readonly HOST=127.0.0.1
