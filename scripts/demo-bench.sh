@@ -1,23 +1,38 @@
 #!/usr/bin/env bash
-# demo-bench.sh OUTDIR DISTLOCK...: make demo's comparison of every driver.
-# DISTLOCK is the command that runs distlock (e.g. `go run ./cmd/distlock`).
-# It runs `distlock bench` on the test servers of `scripts/services.sh up`,
-# whose environment (`scripts/services.sh env`) it expects: bench has no
-# default servers, so every DSN is passed here, with --driver and --dsn.
-# It writes OUTDIR/bench.json and OUTDIR/bench.svg, with the faults section
-# (--faults --servers-dir $DISTLOCK_SERVICES_DIR). Passwords in the DSNs are
-# never printed.
+# demo-bench.sh [--fast] [--speed-only] OUTDIR DISTLOCK...: make demo's
+# comparison of every driver. DISTLOCK is the command that runs distlock
+# (e.g. `go run ./cmd/distlock`). It runs `distlock bench` on the test
+# servers of `scripts/services.sh up`, whose environment
+# (`scripts/services.sh env`) it expects: bench has no default servers, so
+# every DSN is passed here, with --driver and --dsn. It writes
+# OUTDIR/bench.json and OUTDIR/bench.svg, with the faults section (--faults
+# --servers-dir $DISTLOCK_SERVICES_DIR). Passwords in the DSNs are never
+# printed.
+#
+#   --fast        only the drivers of `scripts/services.sh up fast`: memory,
+#                 Redlock over each client, PostgreSQL and MySQL
+#   --speed-only  no faults section and no files: make demo's first stage,
+#                 whose figures are measured again once the builds are done
 set -uo pipefail
-[[ $# -gt 1 ]] || { echo "usage: $0 OUTDIR DISTLOCK..." >&2; exit 64; }
+fast="" speed_only=""
+while [[ ${1:-} == --* ]]; do
+	case $1 in
+	--fast) fast=1 ;;
+	--speed-only) speed_only=1 ;;
+	*) echo "$0: unknown option $1" >&2; exit 64 ;;
+	esac
+	shift
+done
+[[ $# -gt 1 ]] || { echo "usage: $0 [--fast] [--speed-only] OUTDIR DISTLOCK..." >&2; exit 64; }
 out=$1
 shift
-for v in DISTLOCK_REDIS_ADDRS DISTLOCK_POSTGRES_DSN DISTLOCK_MYSQL_DSN DISTLOCK_MONGODB_URI \
-	DISTLOCK_ETCD_ENDPOINTS DISTLOCK_ZOOKEEPER_SERVERS DISTLOCK_NATS_DSN; do
+vars=(DISTLOCK_REDIS_ADDRS DISTLOCK_POSTGRES_DSN DISTLOCK_MYSQL_DSN)
+[[ -n $fast ]] || vars+=(DISTLOCK_MONGODB_URI DISTLOCK_ETCD_ENDPOINTS DISTLOCK_ZOOKEEPER_SERVERS DISTLOCK_NATS_DSN)
+for v in "${vars[@]}"; do
 	[[ -n ${!v:-} ]] || { echo "$0: $v is not set: run eval \"\$(scripts/services.sh env)\" first" >&2; exit 64; }
 done
 
-redis="redis://${DISTLOCK_REDIS_ADDRS//,/,redis://}"      # a URL per master
-etcd=${DISTLOCK_ETCD_ENDPOINTS//http:\/\//}                # host:port,... of the client URLs
+redis="redis://${DISTLOCK_REDIS_ADDRS//,/,redis://}" # a URL per master
 backends=(--driver memory)
 for d in goredis redigo rueidis valkey; do # Redlock over each client, on the five Redis masters
 	backends+=(--driver "$d" --dsn "$redis")
@@ -25,11 +40,16 @@ done
 backends+=(
 	--driver postgres --dsn "$DISTLOCK_POSTGRES_DSN"
 	--driver mysql --dsn "$DISTLOCK_MYSQL_DSN"
-	--driver mongodb --dsn "$DISTLOCK_MONGODB_URI"
-	--driver etcd --dsn "etcd://$etcd"
-	--driver zookeeper --dsn "zk://$DISTLOCK_ZOOKEEPER_SERVERS"
-	--driver nats --dsn "$DISTLOCK_NATS_DSN"
 )
+if [[ -z $fast ]]; then
+	etcd=${DISTLOCK_ETCD_ENDPOINTS//http:\/\//} # host:port,... of the client URLs
+	backends+=(
+		--driver mongodb --dsn "$DISTLOCK_MONGODB_URI"
+		--driver etcd --dsn "etcd://$etcd"
+		--driver zookeeper --dsn "zk://$DISTLOCK_ZOOKEEPER_SERVERS"
+		--driver nats --dsn "$DISTLOCK_NATS_DSN"
+	)
+fi
 names=()
 for ((i = 0; i < ${#backends[@]}; i++)); do
 	[[ ${backends[i]} == --driver ]] && names+=("${backends[i + 1]}")
@@ -37,6 +57,11 @@ done
 # The faults section kills and restarts the servers that services.sh's
 # faults/DRIVER files name, in its state dir; 2s of load before each fault
 # and at most 8s after keep it near a minute.
+outputs=(--json "$out/bench.json" --svg "$out/bench.svg")
 faults=(--faults --servers-dir "${DISTLOCK_SERVICES_DIR:?}" --faults-before 2s --faults-limit 8s)
-echo "$ distlock bench --duration 1s --json $out/bench.json --svg $out/bench.svg ${faults[*]} --driver D --dsn DSN... (${names[*]}; the DSNs of scripts/services.sh env)"
-"$@" bench --duration 1s --json "$out/bench.json" --svg "$out/bench.svg" "${faults[@]}" "${backends[@]}"
+if [[ -n $speed_only ]]; then
+	outputs=()
+	faults=()
+fi
+echo "$ distlock bench --duration 1s${outputs[*]:+ ${outputs[*]}}${faults[*]:+ ${faults[*]}} --driver D --dsn DSN... (${names[*]}; the DSNs of scripts/services.sh env)"
+"$@" bench --duration 1s "${outputs[@]}" "${faults[@]}" "${backends[@]}"

@@ -10,13 +10,14 @@
 #
 #   1. `services.sh build` starts in the background, at nice 19 on one CPU,
 #      while `services.sh up fast` starts Redis, PostgreSQL and MariaDB and
-#      distlock is built. Then bench measures memory, the four Redlock
-#      drivers, postgres and mysql, while the builds go on beside it: its
-#      table is printed as "stage 1", and those rows are measured again in
-#      stage 2.
+#      distlock is built. Then bench measures the speed of memory, the four
+#      Redlock drivers, postgres and mysql, while the builds go on beside
+#      it (demo-bench.sh --fast --speed-only): its table is printed as
+#      "stage 1", and those rows are measured again in stage 2.
 #   2. Once the builds are done, `services.sh up slow` starts FerretDB, etcd,
 #      ZooKeeper and NATS, and bench measures every driver, with nothing
-#      else running: that table, bench.json and bench.svg are the result.
+#      else running, and then its faults (demo-bench.sh): that table,
+#      bench.json and bench.svg are the result.
 #
 # With the builds cached (a second run), there is no stage 1: `build` ends
 # in a second, and bench runs once, on everything.
@@ -28,8 +29,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 
 readonly GO=${GO:-go}
 readonly OUT=${DEMO_OUT:-demo-output}
-readonly STAGE1_DRIVERS=memory,goredis,redigo,rueidis,valkey,postgres,mysql
-readonly DURATION=1s
+readonly STAGE1_DRIVERS="memory, Redlock over go-redis, redigo, rueidis and valkey-go, PostgreSQL and MySQL"
 
 t0=$SECONDS
 status=0
@@ -103,9 +103,9 @@ eval "$(scripts/services.sh env)"
 waited=""
 if kill -0 "$build_pid" 2>/dev/null; then
 	start=$SECONDS
-	say "stage 1: distlock bench on ${STAGE1_DRIVERS//,/, }, $DURATION per measurement (about 40s),"
+	say "stage 1: distlock bench on $STAGE1_DRIVERS, 1s per measurement (about 40s),"
 	say "while the builds run beside it: stage 2 measures these again, with nothing else running"
-	"$work/distlock" bench --drivers "$STAGE1_DRIVERS" --duration "$DURATION" || status=$?
+	scripts/demo-bench.sh --fast --speed-only "$OUT" "$work/distlock" || status=$?
 	phase "stage 1 bench" "$start"
 	say "stage 1 ended $((SECONDS - built))s after distlock was built"
 	start=$SECONDS
@@ -126,7 +126,7 @@ build_pid=""
 build_times=$(grep -o 'build: done in .*' "$work/build.out")
 [[ -z $waited ]] || phase "waiting for the builds" "$start"
 
-drivers=()
+fast=() # demo-bench.sh's --fast, when the second stage's servers are missing
 if ((build_status == 0)); then
 	start=$SECONDS
 	say "stage 2: FerretDB, etcd, ZooKeeper and NATS"
@@ -134,22 +134,22 @@ if ((build_status == 0)); then
 		phase "up slow" "$start"
 	else
 		status=1
-		drivers=(--drivers "$STAGE1_DRIVERS")
+		fast=(--fast)
 		say "the second stage's servers did not start: the comparison is left with the first stage's drivers"
 	fi
 else
 	status=$build_status
-	drivers=(--drivers "$STAGE1_DRIVERS")
+	fast=(--fast)
 	say "the builds failed (see above): the comparison is left with the first stage's drivers"
 fi
 
 start=$SECONDS
-if ((${#drivers[@]} == 0)); then
-	say "distlock bench, every driver (memory; Redlock over go-redis, redigo, rueidis and valkey-go; PostgreSQL, MongoDB, etcd, ZooKeeper, MySQL, NATS), $DURATION per measurement (about 70s)"
+if ((${#fast[@]} == 0)); then
+	say "distlock bench, every driver (memory; Redlock over go-redis, redigo, rueidis and valkey-go; PostgreSQL, MySQL, MongoDB, etcd, ZooKeeper, NATS), 1s per measurement, then one fault per server backend (about 2 minutes)"
 else
-	say "distlock bench on ${STAGE1_DRIVERS//,/, }, $DURATION per measurement"
+	say "distlock bench on $STAGE1_DRIVERS, 1s per measurement, then one fault per server backend"
 fi
-"$work/distlock" bench "${drivers[@]}" --duration "$DURATION" --json "$OUT/bench.json" --svg "$OUT/bench.svg" || status=$?
+scripts/demo-bench.sh "${fast[@]}" "$OUT" "$work/distlock" || status=$?
 phase "bench" "$start"
 
 start=$SECONDS

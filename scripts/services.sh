@@ -879,31 +879,34 @@ faults_server() {
 faults_end() { mv -f "$FAULTS_FILE" "${FAULTS_FILE%.tmp.*}"; }
 
 # faults_write: writes the files of Redis's, PostgreSQL's and FerretDB's
-# drivers (with their launchers), then those of services.d's (NAME_faults).
+# drivers (with their launchers), then those of services.d's (NAME_faults),
+# for the services wanted: `up fast` and `up slow` each write their own.
 faults_write() {
 	local d port dir
-	for port in "${REDIS_PORTS[@]}"; do
-		redis_write_launcher "$port"
-	done
-	for d in goredis redigo rueidis valkey; do
-		faults_begin "$d" 'Redis without persistence (--save "" --appendonly no): a master restarted comes back empty'
+	if want redis; then
 		for port in "${REDIS_PORTS[@]}"; do
-			dir=$STATE/redis-$port
-			faults_server "redis-$port" "$HOST:$port" "$dir/redis.pid" "$dir" "$dir/start" -
+			redis_write_launcher "$port"
 		done
-		faults_end
-	done
-	if [[ -d $PG_DATA ]] && find_pg_bindir; then
+		for d in goredis redigo rueidis valkey; do
+			faults_begin "$d" 'Redis without persistence (--save "" --appendonly no): a master restarted comes back empty'
+			for port in "${REDIS_PORTS[@]}"; do
+				dir=$STATE/redis-$port
+				faults_server "redis-$port" "$HOST:$port" "$dir/redis.pid" "$dir" "$dir/start" -
+			done
+			faults_end
+		done
+	fi
+	if want postgres && [[ -d $PG_DATA ]] && find_pg_bindir; then
 		pick_pg_os_user
 		pg_write_launcher
 		faults_begin postgres "PostgreSQL with fsync = off, synchronous_commit = off, full_page_writes = off"
 		faults_server postgres "$HOST:$PG_PORT" "$PG_DATA/postmaster.pid" "$PG_DATA" "$PG_DIR/start" -
 		faults_end
 	fi
-	if [[ -z $FERRET_BIN ]] && ferret_our_pid; then
+	if want ferretdb && [[ -z $FERRET_BIN ]] && ferret_our_pid; then
 		FERRET_BIN=$(readlink -f "/proc/$OUR_PID/exe")
 	fi
-	if [[ -n $FERRET_BIN ]]; then
+	if want ferretdb && [[ -n $FERRET_BIN ]]; then
 		ferret_write_launcher
 		faults_begin mongodb "FerretDB v1 on SQLite in WAL mode, its synchronous setting SQLite's default (neither FerretDB nor we set it)"
 		faults_server ferretdb "$HOST:$MONGO_PORT" "$FERRET_DIR/ferretdb.pid" "$FERRET_DIR" "$FERRET_DIR/start" -
