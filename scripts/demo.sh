@@ -70,8 +70,9 @@ cleanup() {
 	scripts/services.sh down
 	rm -rf "$work"
 	echo
-	say "chart $OUT/bench.svg, every figure in $OUT/bench.json, install and build logs in $OUT/logs/"
-	say "times: $(joined), total $((SECONDS - t0))s"
+	[[ ! -s $OUT/bench.json ]] || say "chart $OUT/bench.svg, every figure in $OUT/bench.json"
+	[[ ! -d $OUT/logs ]] || say "install and build logs in $OUT/logs/"
+	say "times: $(joined)${phases[*]:+, }total $((SECONDS - t0))s"
 	[[ -z $build_times ]] || say "services.sh $build_times"
 }
 trap cleanup EXIT
@@ -79,6 +80,7 @@ trap 'exit 130' INT
 trap 'exit 143' TERM HUP
 
 mkdir -p "$OUT"
+rm -rf "$OUT/bench.json" "$OUT/bench.svg" "$OUT/logs" # an earlier run's
 
 # The servers built from source, in the background. Their lines go to a file,
 # shown once stage 1's table is out.
