@@ -3,7 +3,11 @@
 // scripts/services.sh builds and starts it; it is not part of the library.
 //
 // It lives in a module of its own so that FerretDB's dependencies stay out of
-// the library's go.mod. It embeds FerretDB through its
+// the library's go.mod. Where FerretDB and cmd/distlock share a module (gRPC,
+// protobuf, pgx, OpenTelemetry, golang.org/x), go.mod requires
+// cmd/distlock's version, newer than FerretDB's own: the packages compiled
+// for one are then in the build cache for the other (make demo builds
+// distlock first). It embeds FerretDB through its
 // github.com/FerretDB/FerretDB/ferretdb package because the upstream command
 // (cmd/ferretdb) panics at start-up when built from the module proxy (its
 // generated build/version/version.txt is missing there). The embedded server
