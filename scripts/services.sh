@@ -420,7 +420,7 @@ go_build() {
 	step "$label: download" "$name-download" \
 		env -C "$dir" GOWORK=off "${GENTLE_CMD[@]}" go list -deps -f '{{if .Stale}}stale {{.ImportPath}}{{end}}' "$@" . || return 1
 	total=$(grep -c '^stale ' "$LOG_DIR/$name-download.log" || true)
-	STEP_TOTAL=$total step "$label: compile ($total packages not in the build cache)" "$name-compile" \
+	STEP_TOTAL=$total step "$label: compile (packages not in the build cache: $total)" "$name-compile" \
 		env -C "$dir" GOWORK=off "${GENTLE_CMD[@]}" go build -v "$@" -o "$out" . || return 1
 }
 
