@@ -165,7 +165,11 @@ func Run(ctx context.Context, c Config) (Result, error) {
 			w.Process.Kill()
 		}
 		<-waited
-		return Result{}, ctx.Err()
+	}
+	if err := ctx.Err(); err != nil {
+		// Workers that a terminal's SIGINT ended too may have been waited
+		// for first. A run cut short checks nothing.
+		return Result{}, err
 	}
 	res.Took = time.Since(start)
 	res.Faults = faults
