@@ -147,7 +147,7 @@ func verifyWith(ctx context.Context, args []string, stdout, stderr io.Writer, op
 	if o.json {
 		err = printContentionJSON(stdout, c, res, fs)
 	} else {
-		err = printContention(stdout, c, res)
+		err = printContention(stdout, c, res, lintFailed)
 	}
 	if err != nil {
 		return report(stderr, "verify", err)

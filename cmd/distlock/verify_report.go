@@ -21,7 +21,7 @@ const shownPairs = 10
 
 // printContention writes a contention run's table: what was checked, what
 // broke, the offending pairs, what was dropped, and the verdict.
-func printContention(w io.Writer, c contention, res contentionResult) error {
+func printContention(w io.Writer, c contention, res contentionResult, lintFailed bool) error {
 	fmt.Fprintf(w, "contention run: %s, %d workers on %d keys for %v, TTL %v, holders paused past their TTL\n",
 		c.driver, c.workers, c.keys, c.duration, c.ttl)
 	fmt.Fprintf(w, "scratch namespace: %s\n\n", res.namespace)
@@ -62,12 +62,16 @@ func printContention(w io.Writer, c contention, res contentionResult) error {
 	if res.dropErr != nil {
 		fmt.Fprintf(w, "drop: %s\n", oneLine(res.dropErr.Error()))
 	}
-	_, err := fmt.Fprintln(w, verdict(res))
+	_, err := fmt.Fprintln(w, verdict(res, lintFailed))
 	return err
 }
 
-// verdict is the table's last line.
-func verdict(res contentionResult) string {
+// verdict is the table's last line. A settings finding that is an error
+// fails the run too.
+func verdict(res contentionResult, lintFailed bool) string {
+	if !res.Broken() && lintFailed {
+		return "FAIL: no promise broken in this run, but a setting can break one (the errors above)"
+	}
 	if !res.Broken() {
 		return "PASS: no promise broken"
 	}
@@ -82,6 +86,9 @@ func verdict(res contentionResult) string {
 		if b.n > 0 {
 			broke = append(broke, plural(b.n, b.what))
 		}
+	}
+	if lintFailed {
+		broke = append(broke, "and a setting can break a promise (the errors above)")
 	}
 	return "FAIL: " + strings.Join(broke, ", ")
 }
@@ -113,7 +120,7 @@ func pairLine(p procs.Pair, start time.Time) string {
 	}
 	return fmt.Sprintf("%s: overlap: worker %d%s held it %v-%v; worker %d%s took it at %v, %v before that ended",
 		first.Key, first.Worker, tok(first), at(first.From), at(first.To), second.Worker, tok(second), at(second.From),
-		first.To.Sub(second.From).Round(time.Microsecond))
+		first.To.Sub(second.From).Round(time.Millisecond))
 }
 
 // contentionJSON is 'distlock verify --json' without --lint-only.

@@ -123,6 +123,7 @@ func TestVerify_contentionCatchesShortLease(t *testing.T) {
 	text := cliResult(t, append(append([]string{"verify"}, b.flags()...), verifyShort[:len(verifyShort)-1]...)...)
 	dropLeftTable(t, contentionJSON{Run: runJSON{Namespace: scratchName(text.stdout)}})
 	text.want(t, exitUnsafe)
+	t.Logf("the table:\n%s", text.stdout)
 	if !strings.Contains(text.stdout, "offending pairs") || !strings.Contains(text.stdout, ": overlap: worker ") || !strings.Contains(text.stdout, "FAIL: ") {
 		t.Errorf("the table names no offending pair:\n%s", text.stdout)
 	}
