@@ -67,6 +67,25 @@ func open(driverName, dsn string, dial driver.DialFunc, opts []Option) (*Client,
 	if err := checkDefaults(opts); err != nil {
 		return nil, opError("open", "", err)
 	}
+	c, err := connector(driverName, dsn, dial)
+	if err != nil {
+		return nil, err
+	}
+	return OpenConnector(c, opts...), nil
+}
+
+// NewConnector returns the connector that the driver registered as
+// driverName makes of dsn, which [Open] gives its [Client]. A tool that
+// needs a connection of its own, to reach an optional interface such as
+// [driver.Dropper], opens one with it. NewConnector never contacts the
+// backend, and its errors never repeat the DSN.
+func NewConnector(driverName, dsn string) (driver.Connector, error) {
+	return connector(driverName, dsn, nil)
+}
+
+// connector returns driverName's connector for dsn, whose connections
+// dial is given to if not nil.
+func connector(driverName, dsn string, dial driver.DialFunc) (driver.Connector, error) {
 	driversMu.RLock()
 	d, ok := drivers[driverName]
 	driversMu.RUnlock()
@@ -85,7 +104,7 @@ func open(driverName, dsn string, dial driver.DialFunc, opts []Option) (*Client,
 	if err != nil {
 		return nil, opError("open", "", fmt.Errorf("driver %q: %w", driverName, err))
 	}
-	return OpenConnector(c, opts...), nil
+	return c, nil
 }
 
 // OpenConnector returns a [Client] that uses c, with opts as the defaults

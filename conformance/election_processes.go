@@ -17,6 +17,7 @@ import (
 
 	"github.com/distlock/lock"
 	"github.com/distlock/lock/fencing"
+	"github.com/distlock/lock/internal/procs"
 )
 
 // ElectionName is the election that the workers of [RunElection] campaign
@@ -45,7 +46,7 @@ type ElectionReport struct {
 // so that a killed leader's term is known up to its last validity. The
 // last line of a term counts.
 type electionRecord struct {
-	record
+	procs.Record
 	Gen    int  `json:"gen"`
 	Writes int  `json:"writes,omitempty"` // register writes so far, "ok" or "late"
 	Late   int  `json:"late,omitempty"`   // of which late
@@ -67,23 +68,26 @@ type electionRecord struct {
 // In a worker process, RunElection runs the worker and exits the process.
 func RunElection(t *testing.T, p Processes) ElectionReport {
 	p = p.withDefaults()
-	if idx := os.Getenv(envWorker); idx != "" {
-		runElectionWorker(t, p, idx)
+	if w, ok, err := procs.WorkerFromEnv(); ok {
+		if err != nil {
+			t.Fatal(err)
+		}
+		runElectionWorker(t, p, w)
 		os.Exit(0)
 	}
 	dir := t.TempDir()
-	cfg, _ := json.Marshal(workerConfig{Keys: 1, Duration: p.Duration, TTL: p.TTL})
 	start := time.Now()
 	deadline := start.Add(p.Duration)
 	gens := make([]int, p.Workers)
 	spawn := func(i int) *exec.Cmd {
 		cmd := exec.Command(os.Args[0], "-test.run="+runPattern(t.Name()), "-test.count=1", "-test.timeout="+(p.Duration+2*time.Minute).String())
 		// A replacement works until the run's deadline, not a whole run.
-		wcfg := cfg
+		w := procs.Worker{Keys: 1, Duration: p.Duration, TTL: p.TTL}
 		if gens[i] > 0 {
-			wcfg, _ = json.Marshal(workerConfig{Keys: 1, Duration: time.Until(deadline), TTL: p.TTL})
+			w.Duration = time.Until(deadline)
 		}
-		cmd.Env = append(os.Environ(), envWorker+"="+strconv.Itoa(i), envGeneration+"="+strconv.Itoa(gens[i]), envWorkerDir+"="+dir, envWorkerConfig+"="+string(wcfg), envWorkerName+"="+sharedName, EnvWorkerOf+"=1")
+		cmd.Env = append(os.Environ(), envGeneration+"="+strconv.Itoa(gens[i]), envWorkerName+"="+sharedName, EnvWorkerOf+"=1")
+		cmd.Env = append(cmd.Env, procs.WorkerEnv(i, dir, w)...)
 		out, err := os.Create(filepath.Join(dir, fmt.Sprintf("worker-%d-%d.out", i, gens[i])))
 		if err != nil {
 			t.Fatal(err)
@@ -109,28 +113,31 @@ func RunElection(t *testing.T, p Processes) ElectionReport {
 	var kills []time.Time
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 2))
 	p.Actions = withElectionAction(p.Actions, "kill-leader", func(t *testing.T) {
-		w := holder(dir, workers, rng, time.Now().Add(p.TTL))
+		w := procs.Holder(dir, workers, rng, time.Now().Add(p.TTL))
 		i := slices.Index(workers, w)
 		w.Process.Kill()
 		kills = append(kills, time.Now())
 		w.Wait()
-		os.Remove(filepath.Join(dir, fmt.Sprintf("holding-%d", i)))
+		os.Remove(procs.HoldingFile(dir, i))
 		gens[i]++
 		workers[i] = spawn(i)
 	})
-	faults := nemesis(t, p, dir, workers, start.Add(p.Duration-p.TTL))
+	faults := procs.Nemesis(context.Background(), procs.NemesisPlan{
+		Dir: dir, Workers: workers, TTL: p.TTL, PauseHolders: p.PauseHolders, Actions: p.nemesisActions(t),
+		Stop: start.Add(p.Duration - p.TTL),
+	})
 	var rep ElectionReport
 	for i, w := range workers {
 		if err := w.Wait(); err != nil {
 			out, _ := os.ReadFile(filepath.Join(dir, fmt.Sprintf("worker-%d-%d.out", i, gens[i])))
-			rep.WorkerErrors = append(rep.WorkerErrors, fmt.Sprintf("worker %d: %v\n%s", i, err, tailOf(out, 2000)))
+			rep.WorkerErrors = append(rep.WorkerErrors, fmt.Sprintf("worker %d: %v\n%s", i, err, procs.TailOf(out, 2000)))
 		}
 	}
 	rep.Took = time.Since(start)
 	rep.Faults = faults
 	froms := checkElection(p, dir, &rep)
 	for _, k := range kills {
-		at := mono(k)
+		at := procs.Mono(k)
 		if j, _ := slices.BinarySearch(froms, at); j < len(froms) {
 			rep.Failovers = append(rep.Failovers, time.Duration(froms[j]-at))
 		}
@@ -157,10 +164,9 @@ func withElectionAction(m map[string]func(*testing.T), name string, f func(*test
 
 // runElectionWorker is a worker process's life in RunElection. It
 // campaigns and leads until the deadline, recording every term.
-func runElectionWorker(t *testing.T, p Processes, idx string) {
-	i, _ := strconv.Atoi(idx)
+func runElectionWorker(t *testing.T, p Processes, pw procs.Worker) {
+	i, dir := pw.Index, pw.Dir
 	gen, _ := strconv.Atoi(os.Getenv(envGeneration))
-	dir := os.Getenv(envWorkerDir)
 	f, err := os.Create(filepath.Join(dir, fmt.Sprintf("worker-%d-%d.jsonl", i, gen)))
 	if err != nil {
 		t.Fatal(err)
@@ -182,28 +188,28 @@ func runElectionWorker(t *testing.T, p Processes, idx string) {
 	deadline := time.Now().Add(p.Duration)
 	ctx, cancel := context.WithDeadline(context.Background(), deadline.Add(p.TTL))
 	defer cancel()
-	marker := filepath.Join(dir, fmt.Sprintf("holding-%d", i))
+	marker := procs.HoldingFile(dir, i)
 	for time.Now().Before(deadline) {
 		cctx, ccancel := context.WithDeadline(ctx, deadline)
 		term, err := e.Campaign(cctx, fmt.Sprintf("w%d.%d", i, gen))
 		ccancel()
 		if err != nil {
 			if time.Now().Before(deadline) {
-				put(electionRecord{record: record{Worker: i, Err: err.Error(), At: mono(time.Now())}, Gen: gen})
+				put(electionRecord{Record: procs.Record{Worker: i, Err: err.Error(), At: procs.Mono(time.Now())}, Gen: gen})
 			}
 			continue
 		}
 		from := time.Now()
 		l := term.Lock()
 		tok, fenced := term.Token()
-		rec := electionRecord{record: record{Worker: i, Key: ElectionName, From: mono(from), Token: uint64(tok), Fenced: fenced, Expired: !from.Before(l.ValidUntil())}, Gen: gen}
+		rec := electionRecord{Record: procs.Record{Worker: i, Key: ElectionName, From: procs.Mono(from), Token: uint64(tok), Fenced: fenced, Expired: !from.Before(l.ValidUntil())}, Gen: gen}
 		until := l.ValidUntil()
-		rec.To = mono(until)
+		rec.To = procs.Mono(until)
 		put(rec)
 		os.WriteFile(marker, nil, 0o644) // for the nemesis, which kills and pauses leaders
 		end := from.Add(p.TTL/2 + time.Duration(rng.Int64N(int64(3*p.TTL/2))))
 		for time.Now().Before(end) && term.Err() == nil {
-			if wr := writeRegister(dir, ElectionName, l, p.TTL/10, time.Duration(rng.IntN(1000))*time.Microsecond); wr != "" {
+			if wr := procs.WriteRegister(dir, ElectionName, l, p.TTL/10, time.Duration(rng.IntN(1000))*time.Microsecond); wr != "" {
 				switch wr {
 				case "ok":
 					rec.Writes++
@@ -220,7 +226,7 @@ func runElectionWorker(t *testing.T, p Processes, idx string) {
 			}
 			if vu := l.ValidUntil(); !vu.Equal(until) {
 				until = vu
-				rec.To = mono(until)
+				rec.To = procs.Mono(until)
 				put(rec)
 			}
 		}
@@ -230,7 +236,7 @@ func runElectionWorker(t *testing.T, p Processes, idx string) {
 		}
 		os.Remove(marker)
 		term.Resign(ctx)
-		rec.To = mono(to)
+		rec.To = procs.Mono(to)
 		rec.Done = true
 		put(rec)
 	}
@@ -284,10 +290,7 @@ func checkElection(p Processes, dir string, rep *ElectionReport) []int64 {
 	}
 	rep.Leaders = len(leaders)
 	rep.Overlaps, rep.Regressions, rep.Report = h.Violations(p.Fenced)
-	var st registerState
-	if b, err := os.ReadFile(filepath.Join(dir, "register-"+"procs_election")); err == nil {
-		json.Unmarshal(b, &st)
-	}
+	st := procs.ReadRegister(dir, ElectionName)
 	// A write of a term killed after it wrote but before its record was
 	// written again is not counted: more register writes than counted ones
 	// are not a loss. Fewer are.

@@ -2,13 +2,12 @@ package conformance
 
 import (
 	"fmt"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/distlock/lock"
 	"github.com/distlock/lock/fencing"
+	"github.com/distlock/lock/internal/procs"
 )
 
 // Hold is one holding of a lock, as seen by its holder on this process's
@@ -62,42 +61,20 @@ func (h *History) Len() int {
 // Violations returns the number of overlapping pairs of holdings of one key
 // and the number of token regressions, checking tokens only if fenced.
 func (h *History) Violations(fenced bool) (overlaps, regressions int, report string) {
+	overlaps, regressions, report, _ = procs.Violations(h.engineHolds(), fenced)
+	return overlaps, regressions, report
+}
+
+// engineHolds returns the holdings recorded, as the engine's checker
+// takes them.
+func (h *History) engineHolds() []procs.Hold {
 	h.mu.Lock()
-	holds := slices.Clone(h.holds)
-	h.mu.Unlock()
-	slices.SortFunc(holds, func(a, b Hold) int {
-		if c := strings.Compare(a.Key, b.Key); c != 0 {
-			return c
-		}
-		return a.From.Compare(b.From)
-	})
-	var b strings.Builder
-	note := func(format string, args ...any) {
-		if b.Len() < 2000 {
-			fmt.Fprintf(&b, format+"\n", args...)
-		}
+	defer h.mu.Unlock()
+	out := make([]procs.Hold, len(h.holds))
+	for i, hd := range h.holds {
+		out[i] = procs.Hold{Key: hd.Key, From: hd.From, To: hd.To, Token: hd.Token, Fenced: hd.Fenced}
 	}
-	var latest Hold // of the current key, the holding seen so far that ends last
-	for i, cur := range holds {
-		if i == 0 || holds[i-1].Key != cur.Key {
-			latest = cur
-			continue
-		}
-		prev := holds[i-1]
-		if cur.From.Before(latest.To) {
-			overlaps++
-			note("key %q: a holding began %v after another and %v before that one ended",
-				cur.Key, cur.From.Sub(latest.From), latest.To.Sub(cur.From))
-		}
-		if cur.To.After(latest.To) {
-			latest = cur
-		}
-		if fenced && (!cur.Fenced || !prev.Fenced || cur.Token <= prev.Token) {
-			regressions++
-			note("key %q: token %v (fenced %v) follows token %v (fenced %v)", cur.Key, cur.Token, cur.Fenced, prev.Token, prev.Fenced)
-		}
-	}
-	return overlaps, regressions, b.String()
+	return out
 }
 
 // Check returns an error describing every overlap and token regression,

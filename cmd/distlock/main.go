@@ -1,11 +1,11 @@
 // Command distlock runs a command under a distributed lock, shows who
 // holds keys, compares lock backends side by side, and checks a
-// deployment's settings.
+// deployment.
 //
 //	distlock run    --driver D --dsn S --key K [--ttl T] [--wait DUR | --no-wait] -- CMD [ARGS...]
 //	distlock status --driver D --dsn S [--json] KEY...
 //	distlock bench  [--driver D [--dsn S]]... [--duration T] [--json F] [--svg F]
-//	distlock verify --lint-only --driver D --dsn S [--json]
+//	distlock verify --driver D --dsn S [--duration 30s] [--workers N] [--lint-only] [--json]
 //
 // --driver and --dsn default to $DISTLOCK_DRIVER and $DISTLOCK_DSN; bench
 // takes them repeated, paired in order, and reads $DISTLOCK_BENCH first
@@ -16,8 +16,8 @@
 // 64 bad usage; 69 the backend failed or could not be reached; 75 (run)
 // the key is held by another holder, after --no-wait or once --wait
 // passed; 76 (run) the lock was lost while CMD ran, and CMD was stopped;
-// 126 or 127 (run) CMD could not be run; 130 (bench) interrupted; 1
-// (verify) a setting can break a promise.
+// 126 or 127 (run) CMD could not be run; 130 (bench, verify) interrupted;
+// 1 (verify) a promise was broken, or a setting can break one.
 package main
 
 import (
@@ -42,6 +42,9 @@ const (
 )
 
 func main() {
+	if isVerifyWorker() {
+		os.Exit(verifyWorker(lock.NewConnector))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	os.Exit(cli(ctx, os.Args[1:], os.Stdout, os.Stderr))
@@ -77,13 +80,13 @@ func usage(w io.Writer) {
 
 // usageText is distlock's help, with DRIVERS for the drivers it knows.
 const usageText = `distlock runs a command under a distributed lock, shows who holds keys,
-and compares lock backends.
+compares lock backends, and checks a deployment.
 
 Usage:
   distlock run    --driver D --dsn S --key K [--ttl T] [--wait DUR | --no-wait] -- CMD [ARGS...]
   distlock status --driver D --dsn S [--json] KEY...
   distlock bench  [--driver D [--dsn S]]... [--duration T] [--json FILE] [--svg FILE]
-  distlock verify --lint-only --driver D --dsn S [--json]
+  distlock verify --driver D --dsn S [--duration 30s] [--workers N] [--lint-only] [--json]
 
 --driver and --dsn default to $DISTLOCK_DRIVER and $DISTLOCK_DSN (bench takes
 several, paired in order, or reads $DISTLOCK_BENCH first).
@@ -92,5 +95,6 @@ Run 'distlock COMMAND --help' for a command's flags and examples.
 
 Exit codes: 0 ok (run: CMD's own), 64 usage, 69 backend error,
 75 held by another (run), 76 lock lost while CMD ran (run),
-1 a setting can break a promise (verify).
+1 a promise was broken, or a setting can break one (verify),
+130 interrupted (bench, verify).
 `

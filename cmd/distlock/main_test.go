@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -16,9 +17,30 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/distlock/lock"
+	"github.com/distlock/lock/conformance"
+	"github.com/distlock/lock/driver"
 	"github.com/distlock/lock/internal/redistest"
 	"github.com/distlock/lock/internal/testenv"
 )
+
+// envTestShortLease, set to a number in a test's environment, makes the
+// workers of the verify runs it starts in-process use
+// conformance.ShortLease with that shrink: an unsafe driver, which verify
+// must catch.
+const envTestShortLease = "DISTLOCK_TEST_SHORT_LEASE"
+
+// testVerifyOpen is verify's connector for the workers that this test
+// binary runs: lock.NewConnector's, made unsafe if the test asks for it.
+func testVerifyOpen(driverName, dsn string) (driver.Connector, error) {
+	c, err := lock.NewConnector(driverName, dsn)
+	if err != nil {
+		return nil, err
+	}
+	if n, err := strconv.Atoi(os.Getenv(envTestShortLease)); err == nil {
+		return conformance.ShortLease(c, n), nil
+	}
+	return c, nil
+}
 
 // binary is the distlock command built by TestMain, which the tests run
 // as a subprocess, as users do.
@@ -30,6 +52,9 @@ var binary string
 // no goroutine was left behind. (testenv.Main would exit before the
 // binary's directory is removed.)
 func TestMain(m *testing.M) {
+	if isVerifyWorker() { // a worker of a verify run that a test started in-process
+		os.Exit(verifyWorker(testVerifyOpen))
+	}
 	dir, err := os.MkdirTemp("", "distlock-cmd-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -1,0 +1,108 @@
+package procs
+
+import (
+	"context"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// NemesisPlan is what [Nemesis] may do, and until when.
+type NemesisPlan struct {
+	Dir          string      // the run's, where holders leave their markers
+	Workers      []*exec.Cmd // the run's workers; the nemesis reads the slice each time, so a caller may replace one
+	TTL          time.Duration
+	PauseHolders bool     // pause a holder (SIGSTOP) for 1.5 TTLs
+	Actions      []Action // more faults, by name
+	Stop         time.Time
+}
+
+// PauseHolder is the nemesis's action that pauses a holder.
+const PauseHolder = "pause-holder"
+
+// Nemesis breaks and mends on a random schedule until p.Stop or ctx's end,
+// on the caller's goroutine, and returns its actions by kind. It deals the
+// kinds like cards, every kind once before any twice, so that a short run
+// sees each. It mends everything it broke before it returns. It signals
+// only p.Workers.
+func Nemesis(ctx context.Context, p NemesisPlan) map[string]int {
+	done := make(map[string]int)
+	actions := slices.Clone(p.Actions)
+	slices.SortFunc(actions, func(a, b Action) int { return strings.Compare(a.Name, b.Name) })
+	var kinds []string
+	for _, a := range actions {
+		kinds = append(kinds, a.Name)
+	}
+	if p.PauseHolders {
+		kinds = append(kinds, PauseHolder)
+	}
+	if len(kinds) == 0 {
+		sleep(ctx, time.Until(p.Stop))
+		return done
+	}
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+	var deck []string
+	for {
+		if !sleep(ctx, time.Duration(200+rng.IntN(600))*time.Millisecond) || time.Now().After(p.Stop) {
+			return done
+		}
+		if len(deck) == 0 { // every kind once, in a random order, before any twice
+			deck = slices.Clone(kinds)
+			rng.Shuffle(len(deck), func(i, j int) { deck[i], deck[j] = deck[j], deck[i] })
+		}
+		kind := deck[len(deck)-1]
+		deck = deck[:len(deck)-1]
+		done[kind]++
+		if kind == PauseHolder {
+			w := Holder(p.Dir, p.Workers, rng, time.Now().Add(time.Second))
+			w.Process.Signal(syscall.SIGSTOP)
+			sleep(ctx, p.TTL*3/2)
+			w.Process.Signal(syscall.SIGCONT)
+			continue
+		}
+		for _, a := range actions {
+			if a.Name == kind {
+				a.Do()
+			}
+		}
+	}
+}
+
+// sleep sleeps for d, or until ctx ends, and reports whether ctx is still
+// alive.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// Holder returns a worker that holds a lock, looking until deadline, and
+// a random worker if none did. A worker holds for a moment at a time, and
+// on a busy machine the look may come between two holds. A pause of a
+// worker that holds nothing tests nothing, and an unsafe variant's check
+// could miss its violations.
+func Holder(dir string, workers []*exec.Cmd, rng *rand.Rand, deadline time.Time) *exec.Cmd {
+	for {
+		for _, j := range rng.Perm(len(workers)) {
+			if _, err := os.Stat(HoldingFile(dir, j)); err == nil {
+				return workers[j]
+			}
+		}
+		if time.Now().After(deadline) {
+			return workers[rng.IntN(len(workers))]
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
