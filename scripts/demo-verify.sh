@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# demo-verify.sh DISTLOCK...: make demo's part on the settings check.
+# demo-verify.sh DISTLOCK...: make demo's part on `distlock verify`.
 # DISTLOCK is the command that runs distlock (e.g. `go run ./cmd/distlock`).
-# It runs `distlock verify --lint-only` on the test servers of
-# `scripts/services.sh up` (whose environment it expects), then on a Redis
-# of its own, on 127.0.0.1:7110, deliberately unsafe: a maxmemory with the
-# volatile-lru policy, which evicts lock keys (they have TTLs) under memory
-# pressure. It stops that Redis by its PID, also on failure.
+# It runs a short verify (the settings check, then 3s of worker processes
+# contending in a scratch namespace, which is dropped at the end) on
+# Redlock with fencing tokens and on PostgreSQL, on the test servers of
+# `scripts/services.sh up` (whose environment it expects); then
+# `verify --lint-only` on a Redis of its own, on 127.0.0.1:7110,
+# deliberately unsafe: a maxmemory with the volatile-lru policy, which
+# evicts lock keys (they have TTLs) under memory pressure. It stops that
+# Redis by its PID, also on failure.
 set -uo pipefail
 [[ $# -gt 0 ]] || { echo "usage: $0 DISTLOCK..." >&2; exit 64; }
 readonly PORT=7110 # in the port table of scripts/services.sh
@@ -18,11 +21,11 @@ cleanup() {
 trap cleanup EXIT
 
 status=0
-echo "$ distlock verify --lint-only --driver goredis --dsn <the five test servers>"
-"$@" verify --lint-only --driver goredis --dsn "$(echo "redis://${DISTLOCK_REDIS_ADDRS//,/,redis://}")" || status=$?
+echo "$ distlock verify --driver goredis --dsn '<the five test servers>?fencing=true' --duration 3s --ttl 1s"
+"$@" verify --driver goredis --dsn "redis://${DISTLOCK_REDIS_ADDRS//,/,redis://}?fencing=true" --duration 3s --ttl 1s || status=$?
 echo
-echo "$ distlock verify --lint-only --driver postgres --dsn \$DISTLOCK_POSTGRES_DSN"
-"$@" verify --lint-only --driver postgres --dsn "$DISTLOCK_POSTGRES_DSN" || status=$?
+echo "$ distlock verify --driver postgres --dsn \$DISTLOCK_POSTGRES_DSN --duration 3s --ttl 1s"
+"$@" verify --driver postgres --dsn "$DISTLOCK_POSTGRES_DSN" --duration 3s --ttl 1s || status=$?
 
 echo
 echo "demo: a Redis of the demo's own on 127.0.0.1:$PORT, with maxmemory 64mb and maxmemory-policy volatile-lru"

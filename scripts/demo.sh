@@ -159,7 +159,7 @@ echo
 say "a paused holder's stale write, without and with fencing tokens"
 $GO run ./examples/fencing || status=$?
 echo
-say "the settings check (distlock verify --lint-only), on the test servers and on an unsafe Redis"
+say "distlock verify: 3s of worker processes contending on Redlock and PostgreSQL, then the settings check on an unsafe Redis"
 scripts/demo-verify.sh "$work/distlock" || status=$?
 phase "fencing and verify" "$start"
 exit $status
