@@ -21,16 +21,25 @@ PACKAGES := $(addsuffix /...,$(MODULES))
 STATICCHECK_VERSION = $(shell awk '$$1 == "honnef.co/go/tools" { print $$2 }' tools/go.mod)
 STATICCHECK         = .cache/staticcheck-$(STATICCHECK_VERSION)
 
-.PHONY: demo test test-short vet fmt bench services-up services-down modules-check tidy-check staticcheck
+.PHONY: chart demo test test-short vet fmt bench services-up services-down modules-check tidy-check staticcheck
 
-## demo: compare every driver side by side (distlock bench: a table, and $(DEMO_OUT)/bench.svg and
-## bench.json), run the fencing example, check the servers' settings (distlock verify --lint-only,
-## and an unsafe Redis of its own), stop the servers (also on failure). On a fresh machine the
+## demo: compare every driver side by side, at speed and through a fault (distlock bench: a table,
+## and $(DEMO_OUT)/bench.svg and bench.json), run the fencing example, run distlock verify briefly
+## on Redlock and PostgreSQL and on an unsafe Redis of its own, stop the servers (also on
+## failure). On a fresh machine the
 ## servers built from source build in the background, at nice 19 on one CPU, while a first stage
 ## measures the drivers whose servers start in seconds: scripts/demo.sh has the stages.
 DEMO_OUT ?= demo-output
 demo:
 	@GO='$(GO)' DEMO_OUT='$(DEMO_OUT)' scripts/demo.sh
+
+## chart: redo the README's chart and figures (docs/bench.svg, docs/bench.txt, docs/bench.json):
+## the demo's comparison with its faults, at 2s per measurement, on the test servers, which it
+## starts and stops.
+chart:
+	@set -o pipefail; trap 'scripts/services.sh down' EXIT; \
+	  scripts/services.sh up && $(SERVICES_ENV) && mkdir -p docs && \
+	  DEMO_BENCH_DURATION=2s scripts/demo-bench.sh docs $(GO) run ./cmd/distlock | tee docs/bench.txt
 
 ## test: start the test servers while staticcheck and vet run, then run every module's tests
 ## with -race in one go command (and the allocation tests without it), stop the servers (also on
