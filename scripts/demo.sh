@@ -51,6 +51,16 @@ joined() {
 	printf '%s' "${phases[*]}" | sed 's/,/, /g'
 }
 
+# wait_for PID SECONDS: true once PID has ended, false if it still runs
+# after SECONDS. (Polled, so that a signal to the demo is handled at once.)
+wait_for() {
+	local deadline=$((SECONDS + $2))
+	while kill -0 "$1" 2>/dev/null; do
+		((SECONDS < deadline)) || return 1
+		sleep 0.2
+	done
+}
+
 # stop_job PID: stops a background job of ours and waits for it.
 stop_job() {
 	[[ -n $1 ]] && kill -0 "$1" 2>/dev/null || return 0
@@ -59,6 +69,7 @@ stop_job() {
 }
 
 cleanup() {
+	stop_job "${go_pid:-}"
 	stop_job "$build_pid"
 	stop_job "$fast_pid"
 	stop_job "$tail_pid"
@@ -92,7 +103,19 @@ scripts/services.sh up fast 2>"$work/fast.out" &
 fast_pid=$!
 
 say "building distlock (go build ./cmd/distlock) while Redis, PostgreSQL and MariaDB start"
-$GO build -o "$work/distlock" ./cmd/distlock || { status=$?; say "could not build distlock"; exit $status; }
+# go's output (its module downloads, on a fresh machine) goes to a log, shown
+# only if the build fails; a line every 30s says it still runs.
+$GO build -o "$work/distlock" ./cmd/distlock >"$work/distlock-build.log" 2>&1 &
+go_pid=$!
+while ! wait_for "$go_pid" 30; do
+	say "building distlock: $((SECONDS - start))s so far"
+done
+wait "$go_pid" || {
+	status=$?
+	cat "$work/distlock-build.log" >&2
+	say "could not build distlock"
+	exit $status
+}
 phase "distlock build" "$start"
 built=$SECONDS
 say "distlock built at $((built - t0))s"
