@@ -48,7 +48,17 @@ func drop(t *testing.T, d driver.Driver, addrs []string, query string) {
 	if n := keysUnder(t, addrs, base, prefix); n == 0 {
 		t.Fatalf("no keys under %q before Drop", prefix)
 	}
+	// Acquire returns at a quorum's verdict: the other nodes' writes may
+	// still land (once, 7 keys became 8 during Drop). Count once they have.
 	before := keysUnder(t, addrs, base, neighbour)
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+		n := keysUnder(t, addrs, base, neighbour)
+		if n == before {
+			break
+		}
+		before = n
+	}
 	if err := scratch.(driver.Dropper).Drop(ctx); err != nil {
 		t.Fatalf("Drop: %v", err)
 	}

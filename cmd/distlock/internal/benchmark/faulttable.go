@@ -54,7 +54,8 @@ func writeFaults(b *strings.Builder, r *Report) {
 		case fr.Error != "":
 			fmt.Fprintf(b, "%s, fault: failed: %s\n", fr.Driver, abridge(fr.Error))
 		case fr.FailedBy["held"] > 0:
-			fmt.Fprintf(b, "%s, fault: %d operations failed as held by another holder, on keys of their own: a broken promise\n", fr.Driver, fr.FailedBy["held"])
+			fmt.Fprintf(b, "%s, fault: %d operations failed as held by another holder, on keys of their own: a false refusal (no\n"+
+				"other holder existed; for Redlock, nodes that missed a release still held the key: issue 32)\n", fr.Driver, fr.FailedBy["held"])
 		}
 		for _, c := range faultClasses {
 			if e := fr.LastErrorBy[c]; e != "" && fr.HasFault() {
