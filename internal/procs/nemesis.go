@@ -1,7 +1,9 @@
 package procs
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -58,8 +60,7 @@ func Nemesis(ctx context.Context, p NemesisPlan) map[string]int {
 		deck = deck[:len(deck)-1]
 		done[kind]++
 		if kind == PauseHolder {
-			w := Holder(p.Dir, p.Workers, rng, time.Now().Add(time.Second))
-			w.Process.Signal(syscall.SIGSTOP)
+			w := stopHolder(p.Dir, p.Workers, rng, time.Now().Add(time.Second))
 			sleep(ctx, p.TTL*3/2)
 			w.Process.Signal(syscall.SIGCONT)
 			continue
@@ -85,6 +86,43 @@ func sleep(ctx context.Context, d time.Duration) bool {
 		return true
 	case <-ctx.Done():
 		return false
+	}
+}
+
+// stopHolder stops (SIGSTOP) a worker that holds a lock, and returns it.
+// A worker holds for a moment at a time: it may have let go between the
+// look and the signal. So once the worker has stopped, its marker must
+// still be there; if not, it is resumed and another look is made, until
+// deadline, after which the last one stopped stays so. (On a loaded
+// machine both pauses of a 4s run of verify once missed every holding,
+// and the unsafe variant went uncaught.)
+func stopHolder(dir string, workers []*exec.Cmd, rng *rand.Rand, deadline time.Time) *exec.Cmd {
+	for {
+		w := Holder(dir, workers, rng, deadline)
+		w.Process.Signal(syscall.SIGSTOP)
+		waitStopped(w.Process.Pid)
+		i := slices.Index(workers, w)
+		if _, err := os.Stat(HoldingFile(dir, i)); err == nil || time.Now().After(deadline) {
+			return w
+		}
+		w.Process.Signal(syscall.SIGCONT)
+	}
+}
+
+// waitStopped waits, up to 100ms, until the process pid is stopped, as
+// /proc tells; where /proc cannot tell, 5ms.
+func waitStopped(pid int) {
+	stat := fmt.Sprintf("/proc/%d/stat", pid)
+	for end := time.Now().Add(100 * time.Millisecond); time.Now().Before(end); time.Sleep(time.Millisecond) {
+		b, err := os.ReadFile(stat)
+		if err != nil {
+			time.Sleep(5 * time.Millisecond)
+			return
+		}
+		// The state follows the command name, which is in parentheses.
+		if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) && (b[i+2] == 'T' || b[i+2] == 't') {
+			return
+		}
 	}
 }
 
