@@ -1,7 +1,9 @@
 package zookeeper_test
 
 import (
+	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,7 +20,30 @@ var timeouts = drivertest.Timeouts{Member: 500 * time.Millisecond, Request: 1500
 // them.
 func servers(t testing.TB) []string {
 	t.Helper()
-	return drivertest.List(t, "DISTLOCK_ZOOKEEPER_SERVERS")
+	addrs := drivertest.List(t, "DISTLOCK_ZOOKEEPER_SERVERS")
+	warmOnce.Do(func() { warm(t, addrs) })
+	return addrs
+}
+
+var warmOnce sync.Once
+
+// warm opens a session on the ensemble with generous timeouts, once per
+// test process, before any test opens one under the tests' 1.5s request
+// timeout. The members' JVMs, idle until then and sharing two cores with
+// the other packages' first compilations, once took longer than that to
+// grant the first sessions, and three tests failed at their first Ping.
+func warm(t testing.TB, addrs []string) {
+	t.Helper()
+	c, err := lock.Open("zookeeper", "zk://"+strings.Join(addrs, ",")+"/distlock-test?request_timeout=30s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := c.Ping(ctx); err != nil {
+		t.Logf("warming the ensemble up: %v", err)
+	}
 }
 
 // dsn returns a DSN for the test ensemble with the tests' timeouts, a
