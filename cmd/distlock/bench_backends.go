@@ -134,17 +134,17 @@ func benchCheckDriver(d string, named []benchTarget) error {
 	drivers := lock.Drivers()
 	switch {
 	case !slices.Contains(drivers, d):
-		return failure(exitUsage, "unknown driver %s (one of %s)", benchQuote(d), strings.Join(drivers, ", "))
+		return failure(exitUsage, "unknown driver %s (one of %s)", quoteArg(d), strings.Join(drivers, ", "))
 	case slices.ContainsFunc(named, func(t benchTarget) bool { return t.driver == d }):
 		return failure(exitUsage, "driver %s named twice: bench measures each driver once", d)
 	}
 	return nil
 }
 
-// benchQuote quotes what the user wrote where a name or an argument was
+// quoteArg quotes what the user wrote where a name or an argument was
 // expected, unless it looks like a DSN, which may hold a password: then it
-// says so instead.
-func benchQuote(s string) string {
+// says so instead. Every command's error for an unknown driver uses it.
+func quoteArg(s string) string {
 	if strings.Contains(s, "://") || strings.Contains(s, "@") {
 		return "(a DSN? give it with --dsn, after its --driver)"
 	}

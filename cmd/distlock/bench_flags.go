@@ -95,7 +95,7 @@ func (bf *benchFlags) register() {
 func (bf *benchFlags) check(getenv func(string) string, stderr io.Writer) error {
 	fs := bf.cmd.fs
 	if fs.NArg() > 0 {
-		return failure(exitUsage, "unexpected argument %s", benchQuote(fs.Arg(0)))
+		return failure(exitUsage, "unexpected argument %s", quoteArg(fs.Arg(0)))
 	}
 	if bf.duration < 10*time.Millisecond || bf.duration > time.Hour {
 		return failure(exitUsage, "--duration %v: want 10ms to 1h", bf.duration)

@@ -154,7 +154,7 @@ func (b *backend) open(c *command, stderr io.Writer) (*lock.Client, error) {
 	case b.driver == "":
 		return nil, failure(exitUsage, "no driver: give --driver or set DISTLOCK_DRIVER (one of %s)", strings.Join(drivers, ", "))
 	case !slices.Contains(drivers, b.driver):
-		return nil, failure(exitUsage, "unknown driver %q (one of %s)", b.driver, strings.Join(drivers, ", "))
+		return nil, failure(exitUsage, "unknown driver %s (one of %s)", quoteArg(b.driver), strings.Join(drivers, ", "))
 	}
 	client, err := lock.Open(b.driver, b.dsn)
 	if err != nil {

@@ -73,6 +73,26 @@ func TestUsage_badUsageExits64WithOneLine(t *testing.T) {
 	}
 }
 
+// A DSN given where the driver's name goes is not printed back: it may
+// hold a password. Each command says it looks like a DSN instead.
+func TestUsage_dsnAsDriverIsNotPrinted(t *testing.T) {
+	const secret = "s3cret-in-the-dsn"
+	dsn := "postgres://app:" + secret + "@db.example:5432/locks"
+	for _, args := range [][]string{
+		{"run", "--driver", dsn, "--key", "k", "--", "true"},
+		{"status", "--driver", dsn, "k"},
+		{"verify", "--lint-only", "--driver", dsn},
+		{"bench", "--driver", dsn},
+	} {
+		t.Run(args[0], func(t *testing.T) {
+			r := cliResult(t, args...)
+			if r.code != exitUsage || strings.Contains(r.stderr+r.stdout, secret) || !strings.Contains(r.stderr, "a DSN?") {
+				t.Errorf("exit %d, stderr %q; want %d, a word on the DSN, and no password", r.code, r.stderr, exitUsage)
+			}
+		})
+	}
+}
+
 func TestUsage_helpPrintsFlagsAndExamples(t *testing.T) {
 	for _, c := range []struct{ cmd, flag string }{{"run", "-no-wait"}, {"status", "-json"}, {"verify", "-lint-only"}, {"bench", "-no-hung"}} {
 		for _, help := range []string{"--help", "-h"} {
