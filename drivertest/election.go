@@ -3,7 +3,6 @@ package drivertest
 import (
 	"testing"
 
-	"github.com/distlock/lock"
 	"github.com/distlock/lock/conformance"
 )
 
@@ -14,24 +13,9 @@ import (
 // increasing, no lost write, nothing left a TTL after the run. And it
 // requires that leaders were killed and that the lead moved.
 func (r ProcessRuns) RunElection(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs worker processes and a nemesis")
-	}
-	if r.Prefix == "" {
-		r.Prefix = "distlock_procs_"
-	}
+	r = r.ready(t)
 	t.Run("election", func(t *testing.T) {
-		name := conformance.SharedName(r.Prefix + "election_")
-		connect := r.connector(r.DSN(t, name))
-		p := r.Settings
-		p.Open = func(t testing.TB) *lock.Client { return lock.OpenConnector(connect(t)) }
-		if !conformance.InWorker() {
-			p.Leftovers = r.Leftovers(t, name)
-			if r.Nemesis != nil {
-				r.Nemesis(t, name, &p)
-			}
-		}
-		rep := conformance.RunElection(t, p)
+		rep := conformance.RunElection(t, r.settings(t, conformance.SharedName(r.Prefix+"election_")))
 		t.Log(rep)
 		conformance.RequireSafe(t, rep.ProcessReport)
 		if rep.Faults["kill-leader"] == 0 || rep.Leaders < 2 {

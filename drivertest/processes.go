@@ -54,24 +54,9 @@ type ProcessRuns struct {
 // the run. Then, in the subtest "leaky", it runs conformance.Leaky's
 // variant of the driver and requires its leftovers seen.
 func (r ProcessRuns) Run(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs worker processes and a nemesis")
-	}
-	if r.Prefix == "" {
-		r.Prefix = "distlock_procs_"
-	}
+	r = r.ready(t)
 	t.Run("safe", func(t *testing.T) {
-		name := conformance.SharedName(r.Prefix)
-		connect := r.connector(r.DSN(t, name))
-		p := r.Settings
-		p.Open = func(t testing.TB) *lock.Client { return lock.OpenConnector(connect(t)) }
-		if !conformance.InWorker() {
-			p.Leftovers = r.Leftovers(t, name)
-			if r.Nemesis != nil {
-				r.Nemesis(t, name, &p)
-			}
-		}
-		rep := conformance.RunProcesses(t, p)
+		rep := conformance.RunProcesses(t, r.settings(t, conformance.SharedName(r.Prefix)))
 		t.Log(rep)
 		conformance.RequireSafe(t, rep)
 		if r.After != nil && !conformance.InWorker() {
@@ -90,6 +75,34 @@ func (r ProcessRuns) Run(t *testing.T) {
 		}
 		conformance.RequireLeftoversSeen(t, connect, leftovers)
 	})
+}
+
+// ready skips the test in -short mode, and fills in r's default prefix.
+func (r ProcessRuns) ready(t *testing.T) ProcessRuns {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runs worker processes and a nemesis")
+	}
+	if r.Prefix == "" {
+		r.Prefix = "distlock_procs_"
+	}
+	return r
+}
+
+// settings returns r.Settings for a run in the namespace name: its clients
+// open through a connector on that namespace and, in the parent test, the
+// run counts the namespace's leftovers and deals r's nemesis.
+func (r ProcessRuns) settings(t *testing.T, name string) conformance.Processes {
+	connect := r.connector(r.DSN(t, name))
+	p := r.Settings
+	p.Open = func(t testing.TB) *lock.Client { return lock.OpenConnector(connect(t)) }
+	if !conformance.InWorker() {
+		p.Leftovers = r.Leftovers(t, name)
+		if r.Nemesis != nil {
+			r.Nemesis(t, name, &p)
+		}
+	}
+	return p
 }
 
 // connector returns a function that opens a connector of the driver on

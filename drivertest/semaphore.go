@@ -15,23 +15,9 @@ import (
 // once, no overlap or token regression on a slot, no lost write to a
 // slot's register, nothing left a TTL after the run.
 func (r ProcessRuns) RunSemaphore(t *testing.T, permits, workers int) {
-	if testing.Short() {
-		t.Skip("runs worker processes and a nemesis")
-	}
-	if r.Prefix == "" {
-		r.Prefix = "distlock_procs_"
-	}
-	name := conformance.SharedName(r.Prefix + "sem_")
-	connect := r.connector(r.DSN(t, name))
-	p := r.Settings
+	r = r.ready(t)
+	p := r.settings(t, conformance.SharedName(r.Prefix+"sem_"))
 	p.Permits, p.Workers, p.Keys = permits, workers, 1
-	p.Open = func(t testing.TB) *lock.Client { return lock.OpenConnector(connect(t)) }
-	if !conformance.InWorker() {
-		p.Leftovers = r.Leftovers(t, name)
-		if r.Nemesis != nil {
-			r.Nemesis(t, name, &p)
-		}
-	}
 	rep := conformance.RunProcesses(t, p)
 	t.Log(rep)
 	conformance.RequireSafe(t, rep)
