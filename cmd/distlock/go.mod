@@ -15,7 +15,6 @@ require (
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/redis/go-redis/v9 v9.23.0
 	go.mongodb.org/mongo-driver/v2 v2.10.0
-	go.uber.org/goleak v1.3.0
 )
 
 require (
@@ -35,6 +34,7 @@ require (
 	go.etcd.io/etcd/api/v3 v3.6.17 // indirect
 	go.etcd.io/etcd/client/pkg/v3 v3.6.17 // indirect
 	go.etcd.io/etcd/client/v3 v3.6.17 // indirect
+	go.uber.org/goleak v1.3.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
 	go.uber.org/zap v1.27.0 // indirect
 	golang.org/x/net v0.62.0 // indirect

@@ -7,14 +7,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"go.uber.org/goleak"
 
 	"github.com/distlock/lock"
 	"github.com/distlock/lock/conformance"
@@ -46,59 +43,20 @@ func testVerifyOpen(driverName, dsn string) (driver.Connector, error) {
 // as a subprocess, as users do.
 var binary string
 
-// TestMain builds the command, then runs the tests holding the Redis
-// servers alone (the lost-lock test hangs some of them), PostgreSQL and
-// MongoDB shared (so that no other package restarts them meanwhile), and checks that
-// no goroutine was left behind. (testenv.Main would exit before the
-// binary's directory is removed.)
+// TestMain builds the command, with the race detector if the tests have
+// it (so that the subprocesses' races fail the tests too), then runs the
+// tests holding the Redis servers alone (the lost-lock test hangs some of
+// them), PostgreSQL and MongoDB shared (so that no other package restarts
+// them meanwhile).
 func TestMain(m *testing.M) {
 	if isVerifyWorker() { // a worker of a verify run that a test started in-process
 		os.Exit(verifyWorker(testVerifyOpen))
 	}
-	dir, err := os.MkdirTemp("", "distlock-cmd-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := buildDistlock(dir)
-	if code == 0 {
-		code = runHolding(m)
-	}
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintf(os.Stderr, "goleak: errors on successful test run: %v\n", err)
-			code = 1
-		}
-	}
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
-
-// runHolding runs the tests holding the servers they use.
-func runHolding(m *testing.M) int {
-	release, err := testenv.Hold(testenv.Redis, testenv.Postgres, testenv.MongoDB)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "testenv:", err)
-		return 1
-	}
-	defer release()
-	return m.Run()
-}
-
-// buildDistlock builds the command into dir, with the race detector if the tests
-// have it, so that the subprocesses' races fail the tests too.
-func buildDistlock(dir string) int {
-	binary = filepath.Join(dir, "distlock")
-	args := []string{"build", "-o", binary}
+	var flags []string
 	if raceEnabled {
-		args = append(args, "-race")
+		flags = append(flags, "-race")
 	}
-	out, err := exec.Command("go", append(args, ".")...).CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
-		return 1
-	}
-	return 0
+	testenv.MainBuilding(m, &binary, ".", flags, testenv.Redis, testenv.Postgres, testenv.MongoDB)
 }
 
 // runResult is what one run of the command did.

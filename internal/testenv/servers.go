@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"syscall"
@@ -63,13 +64,42 @@ func Main(m *testing.M, locks ...Servers) { MainIgnoring(m, nil, locks...) }
 // MainIgnoring is Main, with goleak told to ignore what ignore names: for
 // a test dependency's known leaks, which are not ours to fix.
 func MainIgnoring(m *testing.M, ignore []goleak.Option, locks ...Servers) {
+	os.Exit(run(m, ignore, locks))
+}
+
+// MainBuilding is Main for the tests of a command that run it as a
+// subprocess, as users do. It first builds the Go package pkg (as go build
+// names it, from the test's folder) with buildFlags into a folder of its
+// own, and sets *binary to the program's path; it removes the folder
+// before it exits.
+func MainBuilding(m *testing.M, binary *string, pkg string, buildFlags []string, locks ...Servers) {
+	dir, err := os.MkdirTemp("", "distlock-command-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testenv:", err)
+		os.Exit(1)
+	}
+	*binary = filepath.Join(dir, "distlock")
+	args := append(append([]string{"build", "-o", *binary}, buildFlags...), pkg)
+	code := 1
+	if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
+	} else {
+		code = run(m, nil, locks)
+	}
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// run runs m's tests holding locks (none in a worker process), then
+// checks with goleak, and returns the exit code.
+func run(m *testing.M, ignore []goleak.Option, locks []Servers) int {
 	if os.Getenv("DISTLOCK_WORKER_OF") != "" || fuzzWorker() {
 		locks = nil
 	}
 	release, err := Hold(locks...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "testenv:", err)
-		os.Exit(1)
+		return 1
 	}
 	code := m.Run()
 	release()
@@ -79,7 +109,7 @@ func MainIgnoring(m *testing.M, ignore []goleak.Option, locks ...Servers) {
 			code = 1
 		}
 	}
-	os.Exit(code)
+	return code
 }
 
 // fuzzWorker reports whether this process is a worker that go test -fuzz

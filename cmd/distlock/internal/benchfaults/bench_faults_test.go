@@ -5,7 +5,6 @@ package benchfaults
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -15,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/distlock/lock/cmd/distlock/internal/benchmark"
 	"github.com/distlock/lock/internal/testenv"
 )
@@ -24,40 +21,13 @@ import (
 // binary is the distlock command that TestMain builds.
 var binary string
 
-// TestMain builds the command, runs the tests holding the Redis servers
-// and the PostgreSQL server alone, since the test kills one Redis master
-// and restarts PostgreSQL, and checks that no goroutine was left behind.
-// (testenv.Main would exit before the binary's folder is removed.)
+// TestMain builds the command (without -race: the test runs a few seconds
+// of load per backend, and the benchmark package's own tests run the same
+// code under -race), and runs the tests holding the Redis servers and the
+// PostgreSQL server alone, since the test kills one Redis master and
+// restarts PostgreSQL.
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "distlock-benchfaults-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binary = filepath.Join(dir, "distlock")
-	// Without -race: the test runs a few seconds of load per backend, and
-	// the benchmark package's own tests run the same code under -race.
-	if out, err := exec.Command("go", "build", "-o", binary, "../..").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	release, err := testenv.Hold(testenv.Redis, testenv.PostgresAlone)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "testenv:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	release()
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintf(os.Stderr, "goleak: errors on successful test run: %v\n", err)
-			code = 1
-		}
-	}
-	os.RemoveAll(dir)
-	os.Exit(code)
+	testenv.MainBuilding(m, &binary, "../..", nil, testenv.Redis, testenv.PostgresAlone)
 }
 
 // TestBenchFaults_goredisAndPostgres runs bench --faults on a Redlock

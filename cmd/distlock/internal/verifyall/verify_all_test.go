@@ -5,15 +5,10 @@ package verifyall
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"go.uber.org/goleak"
 
 	"github.com/distlock/lock/internal/testenv"
 )
@@ -21,32 +16,10 @@ import (
 // binary is the distlock command that TestMain builds.
 var binary string
 
-// TestMain builds the command, runs the tests, and checks that no
-// goroutine was left behind. It takes no lock: each case takes its own.
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "distlock-verifyall-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binary = filepath.Join(dir, "distlock")
-	// Without -race: the workers' code is the engine's, which
-	// conformance's tests and the command's run under -race.
-	if out, err := exec.Command("go", "build", "-o", binary, "../..").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintf(os.Stderr, "goleak: errors on successful test run: %v\n", err)
-			code = 1
-		}
-	}
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+// TestMain builds the command (without -race: the workers' code is the
+// engine's, which conformance's tests and the command's run under -race),
+// and runs the tests. It takes no lock: each case takes its own.
+func TestMain(m *testing.M) { testenv.MainBuilding(m, &binary, "../..", nil) }
 
 // verifyRun is the part of 'distlock verify --json' that the test reads.
 type verifyRun struct {
