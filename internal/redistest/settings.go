@@ -73,9 +73,16 @@ func findings(t *testing.T, driverName, dsn string) []string {
 	return drivertest.Findings(t, fs)
 }
 
-// startRedis starts a redis-server of the test's own on 127.0.0.1, without
-// persistence, with args added, stopped when the test ends, and returns
-// its address.
+// StartServer starts a redis-server of the test's own on 127.0.0.1, on a
+// free port, without persistence, with args added (a maxmemory, say),
+// stopped when the test ends, and returns its address. It skips the test
+// if redis-server is not installed.
+func StartServer(t *testing.T, args ...string) string {
+	t.Helper()
+	return startRedis(t, args...)
+}
+
+// startRedis is StartServer.
 func startRedis(t *testing.T, args ...string) string {
 	t.Helper()
 	dir := t.TempDir()
