@@ -185,4 +185,14 @@ func TestOpenDialer(t *testing.T) {
 	if _, err := lock.OpenDialer("test-dialing", "x", nil); err == nil {
 		t.Error("OpenDialer with a nil dialer succeeded")
 	}
+	dialedWith = nil
+	if _, err := lock.NewConnectorDialer("test-dialing", "x", dial); err != nil || dialedWith == nil {
+		t.Errorf("NewConnectorDialer on a driver that takes a dialer = %v; dialer handed over: %v", err, dialedWith != nil)
+	}
+	if _, err := lock.NewConnectorDialer("test-plain", "x", dial); !errors.Is(err, errors.ErrUnsupported) {
+		t.Errorf("NewConnectorDialer on a driver without DialerDriver = %v, want ErrUnsupported", err)
+	}
+	if _, err := lock.NewConnectorDialer("test-dialing", "x", nil); err == nil {
+		t.Error("NewConnectorDialer with a nil dialer succeeded")
+	}
 }

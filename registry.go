@@ -83,6 +83,16 @@ func NewConnector(driverName, dsn string) (driver.Connector, error) {
 	return connector(driverName, dsn, nil)
 }
 
+// NewConnectorDialer is [NewConnector], with every connection to the
+// backend's servers dialed by dial, as [OpenDialer] has it. The error
+// matches [errors.ErrUnsupported] if the driver cannot take a dialer.
+func NewConnectorDialer(driverName, dsn string, dial driver.DialFunc) (driver.Connector, error) {
+	if dial == nil {
+		return nil, opError("open", "", errors.New("nil dial function"))
+	}
+	return connector(driverName, dsn, dial)
+}
+
 // connector returns driverName's connector for dsn, whose connections
 // dial is given to if not nil.
 func connector(driverName, dsn string, dial driver.DialFunc) (driver.Connector, error) {

@@ -43,7 +43,7 @@ const (
 
 func main() {
 	if isVerifyWorker() {
-		os.Exit(verifyWorker(lock.NewConnector))
+		os.Exit(verifyWorker(openConnector))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -27,9 +27,9 @@ import (
 const envTestShortLease = "DISTLOCK_TEST_SHORT_LEASE"
 
 // testVerifyOpen is verify's connector for the workers that this test
-// binary runs: lock.NewConnector's, made unsafe if the test asks for it.
-func testVerifyOpen(driverName, dsn string) (driver.Connector, error) {
-	c, err := lock.NewConnector(driverName, dsn)
+// binary runs: openConnector's, made unsafe if the test asks for it.
+func testVerifyOpen(driverName, dsn string, dial driver.DialFunc) (driver.Connector, error) {
+	c, err := openConnector(driverName, dsn, dial)
 	if err != nil {
 		return nil, err
 	}

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/distlock/lock"
 	"github.com/distlock/lock/driver"
 )
 
@@ -83,7 +82,7 @@ func findingsJSON(fs []driver.Finding) []findingJSON {
 
 // verifyCmd runs 'distlock verify'.
 func verifyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return verifyWith(ctx, args, stdout, stderr, lock.NewConnector, nil)
+	return verifyWith(ctx, args, stdout, stderr, openConnector, nil)
 }
 
 // verifyWith is verifyCmd with the contention run's connectors opened by

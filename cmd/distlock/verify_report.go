@@ -22,8 +22,12 @@ const shownPairs = 10
 // printContention writes a contention run's table: what was checked, what
 // broke, the offending pairs, what was dropped, and the verdict.
 func printContention(w io.Writer, c contention, res contentionResult, lintFailed bool) error {
-	fmt.Fprintf(w, "contention run: %s, %d workers on %d keys for %v, TTL %v, holders paused past their TTL\n",
-		c.driver, c.workers, c.keys, c.duration, c.ttl)
+	faults := "holders paused past their TTL"
+	if res.netFaults {
+		faults += ", connections reset and slowed"
+	}
+	fmt.Fprintf(w, "contention run: %s, %d workers on %d keys for %v, TTL %v, %s\n",
+		c.driver, c.workers, c.keys, c.duration, c.ttl, faults)
 	fmt.Fprintf(w, "scratch namespace: %s\n\n", res.namespace)
 	tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', 0)
 	row := func(name, format string, args ...any) {
@@ -45,6 +49,9 @@ func printContention(w io.Writer, c contention, res contentionResult, lintFailed
 		row("locks left a TTL later", "not counted: the driver cannot tell who holds a key")
 	}
 	row("faults", "%s", faultsLine(res.Faults))
+	if !res.netFaults {
+		row("", "no connection faults: the driver cannot dial through a dialer of verify's")
+	}
 	tw.Flush()
 	if len(res.Pairs) > 0 {
 		fmt.Fprintf(w, "\noffending pairs (%d shown of %d overlaps and %d regressions; times from the run's start):\n",
@@ -141,6 +148,7 @@ type runJSON struct {
 	DurationS           float64        `json:"duration_s"`
 	TTLS                float64        `json:"ttl_s"`
 	Fenced              bool           `json:"fenced"`
+	NetFaults           bool           `json:"net_faults"` // the workers' connections took faults (reset, slowed)
 	Holdings            int            `json:"holdings"`
 	FailedAttempts      int            `json:"failed_attempts"`
 	Overlaps            int            `json:"overlaps"`
@@ -179,7 +187,7 @@ type holdJSON struct {
 func printContentionJSON(w io.Writer, c contention, res contentionResult, fs []driver.Finding) error {
 	out := contentionJSON{Findings: findingsJSON(fs), Run: runJSON{
 		Driver: c.driver, Namespace: res.namespace, Dropped: res.dropped, Left: res.left,
-		Workers: c.workers, Keys: c.keys, DurationS: c.duration.Seconds(), TTLS: c.ttl.Seconds(), Fenced: res.fenced,
+		Workers: c.workers, Keys: c.keys, DurationS: c.duration.Seconds(), TTLS: c.ttl.Seconds(), Fenced: res.fenced, NetFaults: res.netFaults,
 		Holdings: res.Acquired, FailedAttempts: res.Failed, Overlaps: res.Overlaps, TokenRegressions: res.Regressions,
 		Writes: res.Writes, LostWrites: res.LostWrites, StaleRefused: res.StaleRefused, ReturnedExpired: res.ExpiredAtReturn,
 		LongestNoHolderS: res.LongestUnavailable.Seconds(), LeftoversCounted: res.inspected,

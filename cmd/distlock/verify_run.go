@@ -5,25 +5,37 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"time"
 
 	"github.com/distlock/lock"
 	"github.com/distlock/lock/driver"
+	"github.com/distlock/lock/internal/netfault"
 	"github.com/distlock/lock/internal/procs"
 )
 
 // The environment of a verify worker process, besides the engine's: the
 // driver and the namespaced DSN it opens.
 const (
-	envVerifyDriver = "DISTLOCK_VERIFY_DRIVER"
-	envVerifyDSN    = "DISTLOCK_VERIFY_DSN"
+	envVerifyDriver    = "DISTLOCK_VERIFY_DRIVER"
+	envVerifyDSN       = "DISTLOCK_VERIFY_DSN"
+	envVerifyNetFaults = "DISTLOCK_VERIFY_NETFAULTS" // "1": dial through a netfault.Dialer
 )
 
-// openFunc opens a connector for a driver's DSN. The command's is
-// lock.NewConnector; a test may wrap it (conformance.ShortLease).
-type openFunc func(driverName, dsn string) (driver.Connector, error)
+// openFunc opens a connector for a driver's DSN, whose connections dial
+// dials if it is not nil. The command's is openConnector; a test may wrap
+// it (conformance.ShortLease).
+type openFunc func(driverName, dsn string, dial driver.DialFunc) (driver.Connector, error)
+
+// openConnector is the command's openFunc.
+func openConnector(driverName, dsn string, dial driver.DialFunc) (driver.Connector, error) {
+	if dial == nil {
+		return lock.NewConnector(driverName, dsn)
+	}
+	return lock.NewConnectorDialer(driverName, dsn, dial)
+}
 
 // contention is a contention run of verify: worker processes contend for
 // keys in a scratch namespace of the backend, while the nemesis pauses
@@ -50,6 +62,7 @@ type contentionResult struct {
 	procs.Result
 	namespace string // what the scratch namespace was
 	fenced    bool   // the driver gave the probe a fencing token
+	netFaults bool   // the workers' connections were reset and slowed
 	dropped   bool   // the namespace was dropped
 	left      string // what is left of it, if not dropped
 	dropErr   error  // the drop failed
@@ -69,10 +82,15 @@ func (c contention) run(ctx context.Context) (res contentionResult, err error) {
 		return res, err
 	}
 	res.namespace = ns.what
-	connector, err := c.open(c.driver, ns.dsn)
+	connector, err := c.open(c.driver, ns.dsn, nil)
 	if err != nil {
 		return res, failure(exitUsage, "%v", err)
 	}
+	// The workers' connections take faults where the driver dials
+	// through a dialer of the caller's.
+	var nd net.Dialer
+	_, err = c.open(c.driver, ns.dsn, nd.DialContext)
+	res.netFaults = err == nil
 	client := lock.OpenConnector(connector)
 	defer client.Close()
 	cctx, cancel := context.WithTimeout(ctx, c.timeout)
@@ -95,8 +113,9 @@ func (c contention) run(ctx context.Context) (res contentionResult, err error) {
 	cfg := procs.Config{
 		Workers: c.workers, Keys: c.keys, Duration: c.duration, TTL: c.ttl, Fenced: res.fenced,
 		PauseHolders: true,
+		NetFaults:    res.netFaults,
 		Dir:          dir,
-		Command:      func(int) (*exec.Cmd, error) { return c.workerCommand(ns.dsn) },
+		Command:      func(int) (*exec.Cmd, error) { return c.workerCommand(ns.dsn, res.netFaults) },
 	}
 	if insp, ok := conn.(driver.Inspector); ok {
 		res.inspected = true
@@ -135,8 +154,9 @@ func (c contention) leftovers(insp driver.Inspector) int {
 
 // workerCommand is a worker process: c.command's, or this executable
 // again, told the driver and the namespaced DSN by its environment (not
-// its arguments, which other users of the machine can read).
-func (c contention) workerCommand(dsn string) (*exec.Cmd, error) {
+// its arguments, which other users of the machine can read), and whether
+// to dial through a dialer that the nemesis breaks.
+func (c contention) workerCommand(dsn string, netFaults bool) (*exec.Cmd, error) {
 	var cmd *exec.Cmd
 	if c.command != nil {
 		var err error
@@ -154,6 +174,9 @@ func (c contention) workerCommand(dsn string) (*exec.Cmd, error) {
 		cmd.Env = os.Environ()
 	}
 	cmd.Env = append(cmd.Env, envVerifyDriver+"="+c.driver, envVerifyDSN+"="+dsn)
+	if netFaults {
+		cmd.Env = append(cmd.Env, envVerifyNetFaults+"=1")
+	}
 	return cmd, nil
 }
 
@@ -191,7 +214,18 @@ func verifyWorker(open openFunc) int {
 		fmt.Fprintln(os.Stderr, "distlock: verify worker:", err)
 		return exitBackend
 	}
-	connector, err := open(os.Getenv(envVerifyDriver), os.Getenv(envVerifyDSN))
+	var dial driver.DialFunc
+	if os.Getenv(envVerifyNetFaults) == "1" {
+		nd := new(netfault.Dialer)
+		stop, err := w.ServeNetFaults(nd)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "distlock: verify worker:", err)
+			return exitBackend
+		}
+		defer stop()
+		dial = nd.Dial
+	}
+	connector, err := open(os.Getenv(envVerifyDriver), os.Getenv(envVerifyDSN), dial)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "distlock: verify worker:", err)
 		return exitBackend

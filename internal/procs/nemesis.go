@@ -19,12 +19,17 @@ type NemesisPlan struct {
 	Workers      []*exec.Cmd // the run's workers; the nemesis reads the slice each time, so a caller may replace one
 	TTL          time.Duration
 	PauseHolders bool     // pause a holder (SIGSTOP) for 1.5 TTLs
+	NetFaults    bool     // reset or slow a worker's connections (see Worker.ServeNetFaults)
 	Actions      []Action // more faults, by name
 	Stop         time.Time
 }
 
-// PauseHolder is the nemesis's action that pauses a holder.
-const PauseHolder = "pause-holder"
+// The nemesis's own actions, by name.
+const (
+	PauseHolder      = "pause-holder"      // SIGSTOP of a holder for 1.5 TTLs
+	ResetConnections = "reset-connections" // a worker's connections, all closed at once
+	SlowConnections  = "slow-connections"  // a worker's reads and writes delayed for 1.5 TTLs
+)
 
 // Nemesis breaks and mends on a random schedule until p.Stop or ctx's end,
 // on the caller's goroutine, and returns its actions by kind. It deals the
@@ -42,12 +47,16 @@ func Nemesis(ctx context.Context, p NemesisPlan) map[string]int {
 	if p.PauseHolders {
 		kinds = append(kinds, PauseHolder)
 	}
+	if p.NetFaults {
+		kinds = append(kinds, ResetConnections, SlowConnections)
+	}
 	if len(kinds) == 0 {
 		sleep(ctx, time.Until(p.Stop))
 		return done
 	}
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 	var deck []string
+	first := true
 	for {
 		if !sleep(ctx, time.Duration(200+rng.IntN(600))*time.Millisecond) || time.Now().After(p.Stop) {
 			return done
@@ -55,16 +64,36 @@ func Nemesis(ctx context.Context, p NemesisPlan) map[string]int {
 		if len(deck) == 0 { // every kind once, in a random order, before any twice
 			deck = slices.Clone(kinds)
 			rng.Shuffle(len(deck), func(i, j int) { deck[i], deck[j] = deck[j], deck[i] })
+			if first {
+				// The first deck deals the pause last: it lasts 1.5 TTLs,
+				// and the others are over at once, so a short run sees
+				// every kind.
+				if i := slices.Index(deck, PauseHolder); i > 0 {
+					deck[0], deck[i] = deck[i], deck[0]
+				}
+				first = false
+			}
 		}
 		kind := deck[len(deck)-1]
 		deck = deck[:len(deck)-1]
-		done[kind]++
-		if kind == PauseHolder {
+		switch kind {
+		case PauseHolder:
+			done[kind]++
 			w := stopHolder(p.Dir, p.Workers, rng, time.Now().Add(time.Second))
 			sleep(ctx, p.TTL*3/2)
 			w.Process.Signal(syscall.SIGCONT)
 			continue
+		case ResetConnections, SlowConnections:
+			sig := syscall.SIGUSR1
+			if kind == SlowConnections {
+				sig = syscall.SIGUSR2
+			}
+			if netFault(p.Dir, p.Workers, rng, sig) {
+				done[kind]++
+			}
+			continue
 		}
+		done[kind]++
 		for _, a := range actions {
 			if a.Name == kind {
 				a.Do()
@@ -143,4 +172,28 @@ func Holder(dir string, workers []*exec.Cmd, rng *rand.Rand, deadline time.Time)
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
+}
+
+// netFault sends sig to a worker that takes connection faults (it left
+// its marker: see Worker.ServeNetFaults), preferring one that holds a
+// lock, and reports whether one took it. A worker without the marker
+// would die of the signal, so none is sent to it.
+func netFault(dir string, workers []*exec.Cmd, rng *rand.Rand, sig syscall.Signal) bool {
+	var serving []int
+	for i := range workers {
+		if _, err := os.Stat(netFaultsFile(dir, i)); err == nil {
+			serving = append(serving, i)
+		}
+	}
+	if len(serving) == 0 {
+		return false
+	}
+	i := serving[rng.IntN(len(serving))]
+	for _, j := range serving {
+		if _, err := os.Stat(HoldingFile(dir, j)); err == nil {
+			i = j
+			break
+		}
+	}
+	return workers[i].Process.Signal(sig) == nil
 }

@@ -53,6 +53,11 @@ type Config struct {
 	// (SIGSTOP) for 1.5 TTLs, then resume it.
 	PauseHolders bool
 
+	// NetFaults lets the nemesis break a worker's connections: reset them
+	// all (SIGUSR1), or slow their reads and writes for 1.5 TTLs (SIGUSR2). Only
+	// workers that take these signals ([Worker.ServeNetFaults]) get them.
+	NetFaults bool
+
 	// Actions are more faults for the nemesis to deal.
 	Actions []Action
 
@@ -143,7 +148,7 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		workers = append(workers, cmd)
 	}
 	faults := Nemesis(ctx, NemesisPlan{
-		Dir: c.Dir, Workers: workers, TTL: c.TTL, PauseHolders: c.PauseHolders, Actions: c.Actions,
+		Dir: c.Dir, Workers: workers, TTL: c.TTL, PauseHolders: c.PauseHolders, NetFaults: c.NetFaults, Actions: c.Actions,
 		Stop: start.Add(c.Duration - c.TTL),
 	})
 	var res Result

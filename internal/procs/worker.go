@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -131,6 +133,73 @@ func (w Worker) acquire(ctx context.Context, c *lock.Client, key string) (*lock.
 		return nil, err
 	}
 	return s.Acquire(ctx)
+}
+
+// NetFaulter is what breaks a worker's connections: a dialer of the
+// worker's, through which its client dials every connection.
+type NetFaulter interface {
+	Reset() int               // closes every connection at once
+	Slow(delay time.Duration) // delays every read and write, until Slow(0)
+}
+
+// ServeNetFaults makes this worker take the nemesis's connection faults
+// ([Config.NetFaults]) on f until stop is called: SIGUSR1 resets every
+// connection, and SIGUSR2 delays every read and write by a fifth of the
+// TTL for 1.5 TTLs. Requests and their replies come late: the client
+// must judge a lock's validity from before it asked. It leaves a marker in w.Dir once the signals are taken, so
+// that the nemesis sends none before.
+func (w Worker) ServeNetFaults(f NetFaulter) (stop func(), err error) {
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGUSR1, syscall.SIGUSR2)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		var mend *time.Timer
+		defer func() {
+			if mend != nil {
+				mend.Stop()
+			}
+			f.Slow(0)
+		}()
+		for {
+			select {
+			case <-done:
+				return
+			case s := <-sigs:
+				if s == syscall.SIGUSR1 {
+					f.Reset()
+					continue
+				}
+				f.Slow(w.TTL / 5)
+				if mend != nil {
+					mend.Stop()
+				}
+				mend = time.AfterFunc(w.TTL*3/2, func() { f.Slow(0) })
+			}
+		}
+	}()
+	stop = func() {
+		// Ignored from now on, not reset to their default, which would
+		// end the process: the nemesis may have looked at the marker
+		// just before it went.
+		signal.Ignore(syscall.SIGUSR1, syscall.SIGUSR2)
+		close(done)
+		wg.Wait()
+		os.Remove(netFaultsFile(w.Dir, w.Index))
+	}
+	if err := os.WriteFile(netFaultsFile(w.Dir, w.Index), nil, 0o644); err != nil {
+		stop()
+		return nil, err
+	}
+	return stop, nil
+}
+
+// netFaultsFile is the marker worker i leaves in dir once it takes
+// connection faults.
+func netFaultsFile(dir string, i int) string {
+	return filepath.Join(dir, fmt.Sprintf("netfaults-%d", i))
 }
 
 // HoldingFile is the marker worker i keeps in dir while it holds a lock.

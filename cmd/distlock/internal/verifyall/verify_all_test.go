@@ -29,15 +29,17 @@ type verifyRun struct {
 		Rule     string `json:"rule"`
 	} `json:"findings"`
 	Run struct {
-		Namespace    string   `json:"namespace"`
-		Dropped      bool     `json:"dropped"`
-		Holdings     int      `json:"holdings"`
-		Overlaps     int      `json:"overlaps"`
-		Regressions  int      `json:"token_regressions"`
-		LostWrites   int      `json:"lost_writes"`
-		Expired      int      `json:"returned_expired"`
-		LeftAfterTTL int      `json:"left_after_ttl"`
-		WorkerErrors []string `json:"worker_errors"`
+		Namespace    string         `json:"namespace"`
+		Dropped      bool           `json:"dropped"`
+		NetFaults    bool           `json:"net_faults"`
+		Faults       map[string]int `json:"faults"`
+		Holdings     int            `json:"holdings"`
+		Overlaps     int            `json:"overlaps"`
+		Regressions  int            `json:"token_regressions"`
+		LostWrites   int            `json:"lost_writes"`
+		Expired      int            `json:"returned_expired"`
+		LeftAfterTTL int            `json:"left_after_ttl"`
+		WorkerErrors []string       `json:"worker_errors"`
 	} `json:"run"`
 }
 
@@ -74,7 +76,7 @@ func TestVerify_everyNetworkedDriver(t *testing.T) {
 			defer release()
 			var stdout, stderr bytes.Buffer
 			cmd := exec.Command(binary, "verify", "--driver", c.driver, "--dsn", c.dsn,
-				"--duration", "2s", "--ttl", "1s", "--json")
+				"--duration", "3s", "--ttl", "500ms", "--json")
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			start := time.Now()
 			err = cmd.Run()
@@ -92,6 +94,11 @@ func TestVerify_everyNetworkedDriver(t *testing.T) {
 				if f.Severity != "warning" {
 					t.Errorf("a finding of severity %s on the test servers: %s", f.Severity, f.Rule)
 				}
+			}
+			// The first faults are dealt at once, the pause last: a run of
+			// 3s with a TTL of 500ms sees at least two kinds.
+			if net := r.Faults["reset-connections"] + r.Faults["slow-connections"]; !r.NetFaults || net == 0 {
+				t.Errorf("connection faults: the driver dials through verify's dialer: %v; faults dealt: %v", r.NetFaults, r.Faults)
 			}
 			if !r.Dropped {
 				t.Errorf("its scratch namespace %s was not dropped", r.Namespace)
