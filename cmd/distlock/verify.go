@@ -60,6 +60,7 @@ type verifyOptions struct {
 	duration time.Duration
 	ttl      time.Duration
 	workers  int
+	sweep    time.Duration
 }
 
 // findingJSON is one finding of 'distlock verify --json'.
@@ -130,7 +131,7 @@ func verifyWith(ctx context.Context, args []string, stdout, stderr io.Writer, op
 	}
 	c := contention{
 		driver: o.backend.driver, dsn: o.backend.dsn,
-		workers: o.workers, keys: 2, duration: o.duration, ttl: o.ttl, timeout: o.timeout,
+		workers: o.workers, keys: 2, duration: o.duration, ttl: o.ttl, timeout: o.timeout, sweepAfter: o.sweep,
 		open: open, command: command,
 	}
 	res, err := c.run(ctx)
@@ -185,6 +186,7 @@ func parseVerify(args []string, stdout io.Writer) (*verifyOptions, error) {
 	o.cmd.fs.DurationVar(&o.duration, "duration", 30*time.Second, "how long the workers contend")
 	o.cmd.fs.DurationVar(&o.ttl, "ttl", 2*time.Second, "the TTL of the workers' locks; holders are paused for 1.5 TTLs")
 	o.cmd.fs.IntVar(&o.workers, "workers", 4, "worker processes contending")
+	o.cmd.fs.DurationVar(&o.sweep, "sweep-after", time.Minute, "drop the scratch namespaces of earlier runs that began this long ago and are no longer in use (a run killed by SIGKILL leaves its own)")
 	if err := o.cmd.parse(args, stdout); err != nil {
 		return nil, err
 	}
@@ -197,6 +199,8 @@ func parseVerify(args []string, stdout io.Writer) (*verifyOptions, error) {
 		return nil, failure(exitUsage, "--ttl %v is under 100ms", o.ttl)
 	case o.duration < 2*o.ttl:
 		return nil, failure(exitUsage, "--duration %v is under two TTLs (%v)", o.duration, 2*o.ttl)
+	case o.sweep < 0:
+		return nil, failure(exitUsage, "--sweep-after %v is negative", o.sweep)
 	case o.workers < 2:
 		return nil, failure(exitUsage, "--workers %d: it takes two to contend", o.workers)
 	}

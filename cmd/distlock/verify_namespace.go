@@ -8,7 +8,8 @@ import (
 // backend: the DSN the run's workers use, and what it is, for the output.
 type verifyNamespace struct {
 	dsn  string // the user's DSN with the namespace added; never printed
-	what string // "table distlock_verify_1a2b3c4d", and so on
+	what string // "table distlock_verify_675382b1_1a2b3c4d", and so on
+	run  string // the run's name (see randomRunName)
 }
 
 // verifyNamespaced adds a scratch namespace named after run to driver d's
@@ -29,29 +30,29 @@ func verifyNamespaced(d, dsn, run string) (verifyNamespace, error) {
 		if benchHasParam(dsn, "distlock_table", keywords) {
 			return refuse("distlock_table")
 		}
-		return verifyNamespace{benchWithParams(dsn, "distlock_table="+name, keywords), "table " + name}, nil
+		return verifyNamespace{benchWithParams(dsn, "distlock_table="+name, keywords), "table " + name, run}, nil
 	case "mongodb":
 		if benchHasParam(dsn, "distlock_collection", false) {
 			return refuse("distlock_collection")
 		}
-		return verifyNamespace{benchWithParams(dsn, "distlock_collection="+name, false), "collection " + name}, nil
+		return verifyNamespace{benchWithParams(dsn, "distlock_collection="+name, false), "collection " + name, run}, nil
 	case "etcd":
 		if benchHasParam(dsn, "prefix", false) {
 			return refuse("prefix")
 		}
-		return verifyNamespace{withQueryParam(dsn, "prefix="+prefix), "key prefix " + prefix}, nil
+		return verifyNamespace{withQueryParam(dsn, "prefix="+prefix), "key prefix " + prefix, run}, nil
 	case "zookeeper":
 		root := "/distlock-verify-" + run
 		out := benchWithChroot(dsn, root)
 		if out == dsn && strings.Contains(dsn, "://") {
 			return refuse("a chroot")
 		}
-		return verifyNamespace{out, "chroot " + root}, nil
+		return verifyNamespace{out, "chroot " + root, run}, nil
 	case "nats":
 		if benchHasParam(dsn, "bucket", false) {
 			return refuse("bucket")
 		}
-		return verifyNamespace{withQueryParam(dsn, "bucket="+name), "bucket " + name}, nil
+		return verifyNamespace{withQueryParam(dsn, "bucket="+name), "bucket " + name, run}, nil
 	case "goredis", "redigo", "rueidis", "valkey":
 		urls := strings.Split(dsn, ",")
 		for _, u := range urls {
@@ -63,7 +64,7 @@ func verifyNamespaced(d, dsn, run string) (verifyNamespace, error) {
 		// the last one gets it.
 		last := &urls[len(urls)-1]
 		*last = withQueryParam(*last, "key_prefix="+prefix)
-		return verifyNamespace{strings.Join(urls, ","), "key prefix " + prefix}, nil
+		return verifyNamespace{strings.Join(urls, ","), "key prefix " + prefix, run}, nil
 	}
 	// Without a namespace, the run's keys could be the user's.
 	return verifyNamespace{}, failure(exitUsage, "verify knows no scratch namespace for driver %s", d)

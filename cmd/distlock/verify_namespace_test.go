@@ -3,6 +3,7 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/distlock/lock"
 )
@@ -48,5 +49,41 @@ func TestVerifyNamespaced(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.param) {
 			t.Errorf("%s %q: %v, want a refusal naming %s", c.driver, c.dsn, err, c.param)
 		}
+	}
+}
+
+// A scratch namespace's name, as its driver lists it, gives back its run
+// and when the run began; names that no run of verify gives are not
+// taken for one (the sweep must never drop a user's namespace).
+func TestScratchRun(t *testing.T) {
+	began := time.Unix(0x675382b1, 0)
+	run, err := randomRunName(began)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dsns := map[string]string{
+		"postgres": "postgres://db/app", "mysql": "u@tcp(db:3306)/app", "mongodb": "mongodb://db:27017",
+		"etcd": "etcd://e1:2379", "zookeeper": "zk://z1:2181", "nats": "nats://n1:4222",
+		"goredis": "redis://a", "redigo": "redis://a", "rueidis": "redis://a", "valkey": "redis://a",
+	}
+	for d, dsn := range dsns {
+		ns, err := verifyNamespaced(d, dsn, run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := ns.what[strings.LastIndexByte(ns.what, ' ')+1:] // "table X", "key prefix X"
+		got, at, ok := scratchRun(d, name)
+		if !ok || got != run || !at.Equal(began) {
+			t.Errorf("%s: scratchRun(%q) = %q, %v, %v; want %q, %v", d, name, got, at, ok, run, began)
+		}
+	}
+	for _, name := range []string{"distlock_verify_1a2b3c4d", "distlock_verify_x_1a2b3c4d", "distlock_verify_675382b1_1a2b3c4d_more",
+		"distlock_verifyx", "app_locks", "distlock-verify/675382b1_1a2b3c4d/"} {
+		if run, _, ok := scratchRun("postgres", name); ok {
+			t.Errorf("postgres: %q taken for the namespace of run %q", name, run)
+		}
+	}
+	if _, _, ok := scratchRun("goredis", "distlock-verify/675382b1_1a2b3c4d/"); !ok {
+		t.Error("goredis: a key prefix of a run not taken for one")
 	}
 }

@@ -69,6 +69,12 @@ func printContention(w io.Writer, c contention, res contentionResult, lintFailed
 	if res.dropErr != nil {
 		fmt.Fprintf(w, "drop: %s\n", oneLine(res.dropErr.Error()))
 	}
+	for _, what := range res.swept {
+		fmt.Fprintf(w, "scratch %s of an earlier run, no longer in use, dropped\n", what)
+	}
+	if res.sweepErr != nil {
+		fmt.Fprintf(w, "sweeping earlier runs' namespaces: %s\n", oneLine(res.sweepErr.Error()))
+	}
 	_, err := fmt.Fprintln(w, verdict(res, lintFailed))
 	return err
 }
@@ -143,6 +149,8 @@ type runJSON struct {
 	Namespace           string         `json:"namespace"`
 	Dropped             bool           `json:"dropped"`
 	Left                string         `json:"left,omitempty"`
+	Swept               []string       `json:"swept"`                 // earlier runs' namespaces, no longer in use, dropped
+	SweepError          string         `json:"sweep_error,omitempty"` // the sweep failed
 	Workers             int            `json:"workers"`
 	Keys                int            `json:"keys"`
 	DurationS           float64        `json:"duration_s"`
@@ -186,7 +194,7 @@ type holdJSON struct {
 // printContentionJSON writes the findings and the run as one JSON object.
 func printContentionJSON(w io.Writer, c contention, res contentionResult, fs []driver.Finding) error {
 	out := contentionJSON{Findings: findingsJSON(fs), Run: runJSON{
-		Driver: c.driver, Namespace: res.namespace, Dropped: res.dropped, Left: res.left,
+		Driver: c.driver, Namespace: res.namespace, Dropped: res.dropped, Left: res.left, Swept: append([]string{}, res.swept...),
 		Workers: c.workers, Keys: c.keys, DurationS: c.duration.Seconds(), TTLS: c.ttl.Seconds(), Fenced: res.fenced, NetFaults: res.netFaults,
 		Holdings: res.Acquired, FailedAttempts: res.Failed, Overlaps: res.Overlaps, TokenRegressions: res.Regressions,
 		Writes: res.Writes, LostWrites: res.LostWrites, StaleRefused: res.StaleRefused, ReturnedExpired: res.ExpiredAtReturn,
@@ -194,6 +202,9 @@ func printContentionJSON(w io.Writer, c contention, res contentionResult, fs []d
 		LeftAtEnd: res.LeftAtEnd, LeftAfterTTL: res.LeftAfterTTL, Faults: res.Faults, Pairs: []pairJSON{},
 		WorkerErrors: res.WorkerErrors, FailedAttemptErrors: res.FailedErrors,
 	}}
+	if res.sweepErr != nil {
+		out.Run.SweepError = oneLine(res.sweepErr.Error())
+	}
 	base := procs.Mono(res.Start)
 	hold := func(h procs.Hold) holdJSON {
 		j := holdJSON{Worker: h.Worker, FromS: float64(h.From.UnixNano()-base) / 1e9, ToS: float64(h.To.UnixNano()-base) / 1e9}

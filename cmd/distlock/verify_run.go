@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"strconv"
 	"time"
 
 	"github.com/distlock/lock"
@@ -47,6 +48,7 @@ type contention struct {
 	duration    time.Duration
 	ttl         time.Duration
 	timeout     time.Duration // for each call of this process's own to the backend
+	sweepAfter  time.Duration // how old another run's namespace must be to be swept
 
 	// open opens this process's connector (for the probe, the leftovers
 	// count and the drop). Workers open theirs with verifyWorker's.
@@ -60,20 +62,22 @@ type contention struct {
 // contentionResult is what a contention run saw and left.
 type contentionResult struct {
 	procs.Result
-	namespace string // what the scratch namespace was
-	fenced    bool   // the driver gave the probe a fencing token
-	netFaults bool   // the workers' connections were reset and slowed
-	dropped   bool   // the namespace was dropped
-	left      string // what is left of it, if not dropped
-	dropErr   error  // the drop failed
-	inspected bool   // leftovers were counted
+	namespace string   // what the scratch namespace was
+	fenced    bool     // the driver gave the probe a fencing token
+	netFaults bool     // the workers' connections were reset and slowed
+	swept     []string // stale namespaces of earlier runs, dropped
+	sweepErr  error    // the sweep failed (the run went on)
+	dropped   bool     // the namespace was dropped
+	left      string   // what is left of it, if not dropped
+	dropErr   error    // the drop failed
+	inspected bool     // leftovers were counted
 }
 
 // run runs c until its duration has passed or ctx ends. The namespace is
 // dropped when it returns, whatever happened, where the driver can drop
 // it. The result says what was dropped or left even with an error.
 func (c contention) run(ctx context.Context) (res contentionResult, err error) {
-	runName, err := randomRunName()
+	runName, err := randomRunName(time.Now())
 	if err != nil {
 		return res, err
 	}
@@ -102,9 +106,14 @@ func (c contention) run(ctx context.Context) (res contentionResult, err error) {
 	defer conn.Close()
 	// From here on, the namespace may exist: it is dropped at the end.
 	defer func() { res.dropped, res.left, res.dropErr = dropNamespace(conn, ns.what, c.timeout) }()
-	if res.fenced, err = c.probe(ctx, client); err != nil {
+	alive, err := c.takeAlive(ctx, client)
+	if err != nil {
 		return res, err
 	}
+	defer alive.Release(context.Background())
+	defer alive.KeepAlive()()
+	_, res.fenced = alive.Token()
+	res.swept, res.sweepErr = c.sweep(ctx, conn, ns.run)
 	dir, err := os.MkdirTemp("", "distlock-verify-")
 	if err != nil {
 		return res, err
@@ -125,18 +134,21 @@ func (c contention) run(ctx context.Context) (res contentionResult, err error) {
 	return res, err
 }
 
-// probe takes and releases one lock before the workers start, so that a
-// backend that cannot lock fails at once, and reports whether its locks
-// carry fencing tokens.
-func (c contention) probe(ctx context.Context, client *lock.Client) (fenced bool, err error) {
+// takeAlive takes the run's alive lock, the first lock in the scratch
+// namespace, which the run keeps alive until it ends: a backend that
+// cannot lock fails at once, the lock's token says whether the backend
+// fences, and a later run that finds the namespace sees that this run
+// is still in it (see sweep).
+func (c contention) takeAlive(ctx context.Context, client *lock.Client) (*lock.Lock, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	l, err := client.Acquire(ctx, "probe", lock.WithTTL(c.ttl))
+	// A TTL of 10s at least: a run stopped for a moment (a terminal's
+	// ^Z) is not taken for dead.
+	l, err := client.Acquire(ctx, aliveKey, lock.WithTTL(max(c.ttl, 10*time.Second)))
 	if err != nil {
-		return false, fmt.Errorf("a first lock in the scratch namespace: %w", err)
+		return nil, fmt.Errorf("a first lock in the scratch namespace: %w", err)
 	}
-	_, fenced = l.Token()
-	return fenced, l.Release(ctx)
+	return l, nil
 }
 
 // leftovers counts the run's keys that someone still holds.
@@ -196,13 +208,15 @@ func dropNamespace(conn driver.Conn, what string, timeout time.Duration) (droppe
 	return true, "", nil
 }
 
-// randomRunName names a run: 8 hex digits.
-func randomRunName() (string, error) {
+// randomRunName names a run begun at now: the Unix time in seconds and 8
+// random digits, in hex, joined by an underscore ("675382b1_1a2b3c4d"),
+// so that a later run can tell the run's age from its namespace's name.
+func randomRunName(now time.Time) (string, error) {
 	b := make([]byte, 4)
 	if _, err := rand.Read(b); err != nil {
 		return "", err
 	}
-	return hex.EncodeToString(b), nil
+	return strconv.FormatInt(now.Unix(), 16) + "_" + hex.EncodeToString(b), nil
 }
 
 // verifyWorker is the life of a verify worker process, which main starts

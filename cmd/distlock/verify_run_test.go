@@ -38,7 +38,7 @@ func verifyOutput(t *testing.T, r runResult) contentionJSON {
 func dropLeftTable(t *testing.T, out contentionJSON) {
 	t.Helper()
 	name, ok := strings.CutPrefix(out.Run.Namespace, "table ")
-	if out.Run.Dropped || !ok || !regexp.MustCompile(`^distlock_verify_[0-9a-f]+$`).MatchString(name) {
+	if out.Run.Dropped || !ok || !regexp.MustCompile(`^distlock_verify_[0-9a-f]+_[0-9a-f]+$`).MatchString(name) {
 		return
 	}
 	t.Logf("the driver left %s: dropped by the test", out.Run.Namespace)
@@ -59,7 +59,7 @@ func dropLeftTable(t *testing.T, out contentionJSON) {
 func dropLeftKeys(t *testing.T, namespace string) {
 	t.Helper()
 	prefix, ok := strings.CutPrefix(namespace, "key prefix ")
-	if !ok || !regexp.MustCompile(`^distlock-verify/[0-9a-f]+/$`).MatchString(prefix) {
+	if !ok || !regexp.MustCompile(`^distlock-verify/[0-9a-f]+_[0-9a-f]+/$`).MatchString(prefix) {
 		return
 	}
 	for _, addr := range testenv.RedisAddrs(t) {
@@ -155,7 +155,7 @@ func TestVerify_interruptedRunLeavesNothing(t *testing.T) {
 	inv := newInvocation(t, nil, append(append([]string{"verify"}, b.flags()...), "--duration", "30s", "--ttl", "1s", "--workers", "3")...).startIn(t)
 	deadline := time.Now().Add(15 * time.Second)
 	var prefix string
-	workersKey := regexp.MustCompile(`^(distlock-verify/[0-9a-f]+/).*procs/`)
+	workersKey := regexp.MustCompile(`^(distlock-verify/[0-9a-f]+_[0-9a-f]+/).*procs/`)
 	for prefix == "" { // the workers are contending once their keys show (a fencing counter stays)
 		for k := range scratchKeys(t, rdb, "distlock-verify/*") {
 			if m := workersKey.FindStringSubmatch(k); m != nil && !before[k] {
