@@ -33,8 +33,10 @@ warnings). --lint-only stops there.
 Then the contention run: --workers copies of distlock contend for two keys for
 --duration, in a scratch namespace of the run's own (a table, a collection, a
 key prefix, a chroot or a bucket named distlock_verify_RUN or
-distlock-verify/RUN/); a DSN that names its own is refused. Each holder writes a register under its token, and the
-run pauses holders past their TTL (SIGSTOP of its own workers only). Then it
+distlock-verify/RUN/); a DSN that names its own is refused. Each holder writes a
+register under its token. The run pauses holders past their TTL (SIGSTOP), and
+resets and slows the workers' connections (where the driver dials through a
+dialer of the caller's): its own workers only, nothing else. Then it
 checks what they did: overlapping holdings (with the offending pairs), tokens
 that did not grow, register writes lost to a concurrent holder, the longest
 time with no holder, and locks still held a TTL after the run. It drops the
