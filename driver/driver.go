@@ -23,9 +23,9 @@
 //
 // Optional capabilities are separate interfaces. A [Conn] may implement
 // [Extender], [LeaseConn], [Waiter], [Transferer], [LeaseTransferer],
-// [Pinger], [Inspector], [Dropper] and [SettingsChecker]. A [Driver] may implement [DialerDriver]. The core
-// discovers them by type assertion and documents what it does without
-// them.
+// [Pinger], [Inspector], [Dropper], [ScratchLister] and [SettingsChecker].
+// A [Driver] may implement [DialerDriver]. The core discovers them by type
+// assertion and documents what it does without them.
 //
 // Keys and values handed to a driver have been validated by the core. A
 // key is 1 to 512 bytes of valid UTF-8 without NUL bytes. A value is a
@@ -256,6 +256,23 @@ type Dropper interface {
 	// Calling it again succeeds. Tokens may start again in a namespace
 	// of the same name made later, so a dropped name is not for reuse.
 	Drop(ctx context.Context) error
+}
+
+// ScratchLister is implemented by a [Dropper] that can list the
+// namespaces of its own kind whose names begin with a prefix. A tool that
+// works in scratch namespaces uses it to find, and drop, those that an
+// earlier run of its own left behind when it was killed.
+type ScratchLister interface {
+	// ListScratch returns the names of the namespaces of the connection's
+	// kind (tables, collections, key prefixes, chroots, buckets) that
+	// begin with prefix, sorted, each as the DSN's parameter names it. The
+	// connection's own namespace is among them if it exists in the
+	// backend. The name of a key-prefix namespace ends at the first '/'
+	// after prefix, which it includes ("distlock-verify/abc/"), and such a
+	// namespace exists while a key under it does. ListScratch only reads,
+	// and never looks beyond prefix. It returns an error matching
+	// ErrMisconfigured for an empty prefix.
+	ListScratch(ctx context.Context, prefix string) ([]string, error)
 }
 
 // SettingsChecker is implemented by a [Conn] that can read its backend's

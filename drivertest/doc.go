@@ -19,6 +19,8 @@
 //     [SilentServerIsUnavailable], the checks that a broken backend keeps
 //     callers' deadlines.
 //   - Wake-ups: [ReleaseWakes], the check that a release wakes a waiter.
+//   - Scratch namespaces: [ListScratch], the check of a driver's
+//     driver.ScratchLister on its backend.
 //   - Benchmarks: [BenchAcquireRelease], [BenchParallelPaired],
 //     [BenchAlternating] and [BenchHandoff], the driver beside a baseline
 //     written by hand, in the same run.

@@ -34,7 +34,10 @@
 // and lock.ErrMisconfigured, a DSN whose prefix overlaps the default one:
 // no prefix, distlock/, a prefix of it such as distlock, or one under it
 // such as distlock/tmp/. Tokens are create revisions, which keep growing
-// across a Drop.
+// across a Drop. It also implements driver.ScratchLister: ListScratch
+// lists the key prefixes under a prefix ("distlock-verify/") that hold a
+// key, each up to the next '/' ("distlock-verify/1a2b/"), so that such a
+// tool finds the scratch prefixes an earlier run left.
 //
 // Every call ends by the caller's deadline or request_timeout, whichever
 // comes first. A failure that the driver's own timeouts ended (members

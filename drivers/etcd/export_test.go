@@ -14,3 +14,11 @@ func PreferredForTest(cn any) string {
 	rs := cn.(*conn).routes
 	return rs.all[rs.pref.Load()].name
 }
+
+// SetListPageForTest makes ListScratch read n keys a request, until the
+// test ends.
+func SetListPageForTest(t interface{ Cleanup(func()) }, n int64) {
+	old := listPage
+	listPage = n
+	t.Cleanup(func() { listPage = old })
+}

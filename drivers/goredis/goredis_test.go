@@ -25,6 +25,9 @@ func TestConformance(t *testing.T) { redistest.Conformance(t, "goredis", goredis
 // Drop deletes locks and fencing counters of its prefix only.
 func TestDrop(t *testing.T) { redistest.Drop(t, goredis.Driver{}) }
 
+// ListScratch lists the key prefixes under a prefix, found on every node.
+func TestListScratch(t *testing.T) { redistest.ListScratch(t, goredis.Driver{}) }
+
 // TestMeasureHung is a measurement, run when redistest.MeasureEnv is set.
 func TestMeasureHung(t *testing.T) { redistest.MeasureHung(t, "goredis") }
 

@@ -39,7 +39,10 @@
 // distlock_create_collection=false, whose collection is not the driver's.
 // Close the other connections on the collection first, since their writes
 // would make it again. Tokens of a collection made again start from 1, so
-// a dropped collection's name is not for reuse where tokens matter.
+// a dropped collection's name is not for reuse where tokens matter. It
+// also implements driver.ScratchLister: ListScratch lists the collections
+// of its database whose names begin with a prefix ("distlock_verify_"), so
+// that such a tool finds the scratch collections an earlier run left.
 //
 // Every call ends within the request timeout, or sooner with the caller's
 // context; the timeout's errors match lock.ErrUnavailable. Refused

@@ -36,7 +36,10 @@
 // error matching [ErrNotScratch] and lock.ErrMisconfigured, the default
 // table (no distlock_table, or distlock_leases named) and a table with
 // distlock_create_table=false, which is not the driver's. Tokens of a
-// table made again start from 1.
+// table made again start from 1. It also implements driver.ScratchLister:
+// ListScratch lists the tables of the DSN's database whose names begin
+// with a prefix ("distlock_verify_"), so that such a tool finds the
+// scratch tables an earlier run left.
 //
 // Every call ends when the caller's context ends or the request timeout
 // runs out, whichever comes first, connecting included. A call that ran

@@ -49,7 +49,9 @@
 // tools that work in a scratch bucket of their own. It refuses, with an
 // error matching [ErrNotScratch] and lock.ErrMisconfigured, the default
 // bucket (no bucket parameter, or distlock named). Tokens of a bucket made
-// again keep growing.
+// again keep growing. It also implements driver.ScratchLister: ListScratch
+// lists the buckets whose names begin with a prefix ("distlock_verify_"),
+// so that such a tool finds the scratch buckets an earlier run left.
 //
 // A lock is only as durable as the servers' fsync. By default JetStream
 // fsyncs every two minutes, and Jepsen found (NATS 2.12.1, December 2025)

@@ -48,7 +48,11 @@
 // distlock_table, one that names the default table (distlock_leases, in any
 // schema), and one with distlock_create_table=false, whose table is not
 // the driver's. Tokens of a table made again start from 1, so a dropped
-// table's name is not for reuse where tokens matter.
+// table's name is not for reuse where tokens matter. It also implements
+// driver.ScratchLister: ListScratch lists the tables of the current schema
+// whose names begin with a prefix ("distlock_verify_"), or those of schema
+// s for a prefix "s.begin", so that such a tool finds the scratch tables
+// an earlier run left.
 //
 // Every call ends when the caller's context ends or the request timeout
 // runs out, whichever comes first, connecting included; a DSN without

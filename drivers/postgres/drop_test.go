@@ -42,7 +42,7 @@ func TestDrop_refusesSharedTables(t *testing.T) {
 }
 
 // connect opens a raw connection, closed when the test ends.
-func connect(t *testing.T, dsn string) driver.Conn {
+func connect(t testing.TB, dsn string) driver.Conn {
 	t.Helper()
 	c := drivertest.Connect(t, postgres.Driver{}, dsn)
 	t.Cleanup(func() { c.Close() })

@@ -44,7 +44,11 @@
 // prefix (every key), distlock:, a prefix of it, or one that starts with
 // it. It refuses a [Sharded] node (a cluster client) too. It succeeds only
 // if every node did. Tokens of a dropped prefix start again from 1, so a
-// dropped prefix is not for reuse where tokens matter.
+// dropped prefix is not for reuse where tokens matter. [Redlock.ListScratch]
+// (driver.ScratchLister) lists the key prefixes under a prefix
+// ("distlock-verify/") that hold a key on some node, each up to the next
+// '/' ("distlock-verify/1a2b/"), so that such a tool finds the scratch
+// prefixes an earlier run left; it refuses a Sharded node too.
 //
 // Fencing tokens ([WithFencing], off by default) cost a second round trip
 // per acquisition. A key's tokens strictly increase while no node loses

@@ -87,7 +87,7 @@ func dropNode(ctx context.Context, n Node, prefix string) error {
 	del := "UNLINK"
 	cursor := "0"
 	for {
-		keys, next, err := scan(ctx, n, cursor, match)
+		keys, next, err := scan(ctx, n, cursor, match, dropBatch)
 		if err != nil {
 			return err
 		}
@@ -108,11 +108,11 @@ func dropNode(ctx context.Context, n Node, prefix string) error {
 	}
 }
 
-// scan makes one step of SCAN.
-func scan(ctx context.Context, n Node, cursor, match string) (keys []string, next string, err error) {
+// scan makes one step of SCAN, with MATCH match and COUNT count.
+func scan(ctx context.Context, n Node, cursor, match string, count int64) (keys []string, next string, err error) {
 	ctx, cancel := context.WithTimeout(ctx, dropCallTimeout)
 	defer cancel()
-	reply, err := n.Do(ctx, []any{"SCAN", cursor, "MATCH", match, "COUNT", int64(dropBatch)})
+	reply, err := n.Do(ctx, []any{"SCAN", cursor, "MATCH", match, "COUNT", count})
 	if err != nil {
 		return nil, "", err
 	}

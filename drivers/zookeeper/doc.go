@@ -34,7 +34,11 @@
 // whose chroot overlaps the default one: no chroot, /distlock, or one under
 // it such as /distlock/tmp (the node of the default namespace's key
 // "tmp"). /zookeeper and what lies under it are refused too. Tokens are
-// creation zxids, which keep growing across a Drop.
+// creation zxids, which keep growing across a Drop. It also implements
+// driver.ScratchLister: ListScratch lists the chroots that begin with an
+// absolute prefix ("/distlock-verify-"), children of the node the prefix
+// ends in, whatever the connection's own chroot, so that such a tool finds
+// the scratch chroots an earlier run left.
 //
 // Every call ends by the caller's deadline or request_timeout, whichever
 // comes first. A failure that the driver's own timeouts ended (an ensemble

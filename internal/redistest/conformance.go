@@ -244,7 +244,7 @@ func TLSAndAuth(t *testing.T, name string) {
 //   - the conformance suite at N=5 with the fault cases (how the client
 //     meets a killed or hung server is its own), then the failures of
 //     failures.go that use them;
-//   - [Drop]'s check on the Valkey servers;
+//   - [Drop]'s and [ListScratch]'s checks on the Valkey servers;
 //   - on silent servers of the test's own, SilentServersEndAtTheNodeTimeout,
 //     beside the rest.
 //
@@ -278,6 +278,7 @@ func Suite(t *testing.T, name string, d driver.Driver) {
 		t.Run("Acquire_misconfiguredEndsAtOnce", func(t *testing.T) { misconfiguredEndsAtOnce(t, name, addrs) })
 		t.Run("TryAcquire_hungMajorityFailsFast", func(t *testing.T) { hungMajorityFailsFast(t, name, Valkey) })
 		t.Run("Drop", func(t *testing.T) { drop(t, d, addrs, pipelinedQuery) })
+		t.Run("ListScratch", func(t *testing.T) { listScratch(t, d, addrs, pipelinedQuery) })
 	})
 }
 
