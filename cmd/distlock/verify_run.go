@@ -142,9 +142,7 @@ func (c contention) run(ctx context.Context) (res contentionResult, err error) {
 func (c contention) takeAlive(ctx context.Context, client *lock.Client) (*lock.Lock, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	// A TTL of 10s at least: a run stopped for a moment (a terminal's
-	// ^Z) is not taken for dead.
-	l, err := client.Acquire(ctx, aliveKey, lock.WithTTL(max(c.ttl, 10*time.Second)))
+	l, err := client.Acquire(ctx, aliveKey, lock.WithTTL(c.ttl))
 	if err != nil {
 		return nil, fmt.Errorf("a first lock in the scratch namespace: %w", err)
 	}

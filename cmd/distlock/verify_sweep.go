@@ -16,11 +16,6 @@ import (
 // from its start to its end, kept alive by extensions.
 const aliveKey = "verify/alive"
 
-// scratchLister is driver.ScratchLister.
-type scratchLister interface {
-	ListScratch(ctx context.Context, prefix string) ([]string, error)
-}
-
 // runNameRE matches a run's name (see randomRunName), and captures its
 // start time.
 var runNameRE = regexp.MustCompile(`^([0-9a-f]{1,16})_[0-9a-f]{8}$`)
@@ -67,7 +62,7 @@ func scratchRun(d, name string) (run string, began time.Time, ok bool) {
 // only namespaces whose names a run of verify gives, and does nothing
 // where the driver cannot list them (driver.ScratchLister) or drop them.
 func (c contention) sweep(ctx context.Context, conn driver.Conn, own string) (swept []string, err error) {
-	lister, ok := conn.(scratchLister)
+	lister, ok := conn.(driver.ScratchLister)
 	if !ok {
 		return nil, nil
 	}

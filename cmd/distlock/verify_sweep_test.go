@@ -72,11 +72,28 @@ func TestVerify_nextRunSweepsAKilledRun(t *testing.T) {
 	if !slices.Contains(pgScratchTables(t, conn), killedTable) {
 		t.Fatalf("the killed run's table %s is gone before any sweep: the test shows nothing", killedTable)
 	}
+	// Its alive lock ends a TTL after its last extension.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		var alive bool
+		err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+pgx.Identifier{killedTable}.Sanitize()+` WHERE key = $1 AND expires_at > clock_timestamp())`, aliveKey).Scan(&alive)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !alive {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the killed run's alive lock %s is still held 5s later", aliveKey)
+		}
+	}
 	living, livingTable := startContending(t, conn, b)
-	defer func() {
+	defer func() { // the living run, interrupted, drops its own
 		living.cmd.Process.Signal(syscall.SIGINT)
-		living.wait(t, 20*time.Second)
-		dropLeftTable(t, contentionJSON{Run: runJSON{Namespace: "table " + livingTable}})
+		living.wait(t, 20*time.Second).want(t, exitInterrupted)
+		if slices.Contains(pgScratchTables(t, conn), livingTable) {
+			t.Errorf("the interrupted run left its table %s", livingTable)
+			dropLeftTable(t, contentionJSON{Run: runJSON{Namespace: "table " + livingTable}})
+		}
 	}()
 
 	r := runDistlock(t, nil, append(append([]string{"verify"}, b.flags()...), "--duration", "2s", "--ttl", "500ms", "--json", "--sweep-after", "0s")...)
