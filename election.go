@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/distlock/lock/driver"
 	"github.com/distlock/lock/fencing"
 )
 
@@ -39,9 +40,11 @@ type Election struct {
 }
 
 // MaxLeaderValue is the longest leader value [Election.Campaign] accepts,
-// in bytes. A lock value holds 64 characters, of which the random part
-// takes 27. The remaining 37 carry 27 bytes in base64.
-const MaxLeaderValue = 27
+// in bytes: 123, enough for a DNS name of a pod with its port, or an IPv6
+// address with its port. A lock value holds [driver.MaxValueLen] (192)
+// characters, of which the random part takes 27. The remaining 165 carry
+// 123 bytes in unpadded base64, at 6 bits a character.
+const MaxLeaderValue = (driver.MaxValueLen - randomLen) * 6 / 8
 
 // electionKey is the key the terms of the election name hold. The ASCII
 // unit separator (0x1f), which user keys are unlikely to use, sets the

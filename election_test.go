@@ -2,15 +2,18 @@ package lock_test
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"log"
+	"regexp"
 	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/distlock/lock"
+	"github.com/distlock/lock/driver"
 	"github.com/distlock/lock/drivers/memory"
 	"github.com/distlock/lock/locktest"
 )
@@ -234,7 +237,7 @@ func TestElection_badInput(t *testing.T) {
 		t.Errorf("Campaign with a value over MaxLeaderValue = %v, want ErrInvalidOption", err)
 	}
 	// The longest value, in bytes that are not text, comes back whole.
-	v := strings.Repeat("\xff\x00", lock.MaxLeaderValue/2) + "é"[:1]
+	v := strings.Repeat("\xff\x00", lock.MaxLeaderValue)[:lock.MaxLeaderValue]
 	term := campaign(t, e, v)
 	defer term.Resign(t.Context())
 	if ld := leader(t, e); ld.Value != v {
@@ -242,6 +245,37 @@ func TestElection_badInput(t *testing.T) {
 	}
 	if _, err := e.TryCampaign(t.Context(), "b"); !errors.Is(err, lock.ErrNotAcquired) {
 		t.Errorf("TryCampaign while another leads = %v, want ErrNotAcquired", err)
+	}
+}
+
+// MaxLeaderValue is as long as a lock value of driver.MaxValueLen
+// characters can carry: a leader value of that many bytes reaches the
+// driver in a value the driver contract allows, and one byte more would
+// not fit. A pod's DNS name with its port (issue 29) fits.
+func TestElection_longestLeaderValue(t *testing.T) {
+	if n := len("scheduler-0.scheduler.default.svc.cluster.local:8080"); lock.MaxLeaderValue < n {
+		t.Errorf("MaxLeaderValue = %d, want at least %d for a pod's DNS name and port", lock.MaxLeaderValue, n)
+	}
+	const random = 27 // a value's random part
+	if n := random + base64.RawURLEncoding.EncodedLen(lock.MaxLeaderValue+1); n <= driver.MaxValueLen {
+		t.Errorf("a leader value of MaxLeaderValue+1 bytes makes a value of %d characters, within driver.MaxValueLen (%d): MaxLeaderValue could be larger", n, driver.MaxValueLen)
+	}
+	sc := &scriptedConn{}
+	e := election(t, openScripted(t, sc, false), "jobs")
+	v := strings.Repeat("[2001:db8::1]:8080/", lock.MaxLeaderValue)[:lock.MaxLeaderValue]
+	if _, err := e.TryCampaign(t.Context(), v); err != nil {
+		t.Fatalf("TryCampaign with a value of MaxLeaderValue bytes: %v", err)
+	}
+	if _, err := e.TryCampaign(t.Context(), v+"x"); !errors.Is(err, lock.ErrInvalidOption) {
+		t.Errorf("TryCampaign with a value of MaxLeaderValue+1 bytes = %v, want ErrInvalidOption", err)
+	}
+	calls := sc.acquireCalls()
+	if len(calls) != 1 {
+		t.Fatalf("the driver was asked %d times, want once (the longer value is refused before)", len(calls))
+	}
+	valid := regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+	if got := calls[0].value; len(got) > driver.MaxValueLen || !valid.MatchString(got) {
+		t.Errorf("the driver got value %q (%d characters), want at most %d of [A-Za-z0-9_-]", got, len(got), driver.MaxValueLen)
 	}
 }
 

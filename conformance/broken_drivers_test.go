@@ -211,6 +211,34 @@ func (blindInspect) Inspect(context.Context, string) (driver.Holder, bool, error
 	return driver.Holder{}, false, nil
 }
 
+// truncatesValues keeps the first 64 characters of a value, the old
+// limit, as a MySQL table of the old schema does in a non-strict
+// sql_mode.
+type truncatesValues struct{ base }
+
+func cut(value string) string { return value[:min(len(value), 64)] }
+
+func (b truncatesValues) Acquire(ctx context.Context, key, value string, ttl time.Duration) (driver.Lease, error) {
+	return b.in.Acquire(ctx, key, cut(value), ttl)
+}
+func (b truncatesValues) Release(ctx context.Context, key, value string) error {
+	return b.in.Release(ctx, key, cut(value))
+}
+func (b truncatesValues) Extend(ctx context.Context, key, value string, ttl time.Duration) error {
+	return b.base.Extend(ctx, key, cut(value), ttl)
+}
+
+// refusesLongValues fails to acquire with a value over 64 characters, as
+// a table of the old schema does in a strict sql_mode.
+type refusesLongValues struct{ base }
+
+func (b refusesLongValues) Acquire(ctx context.Context, key, value string, ttl time.Duration) (driver.Lease, error) {
+	if len(value) > 64 {
+		return driver.Lease{}, errors.New("data too long for column 'value'")
+	}
+	return b.in.Acquire(ctx, key, value, ttl)
+}
+
 // namespaces are the memory driver's scratch namespaces: a store per
 // name, made at first use, which Drop deletes.
 type namespaces struct {

@@ -77,6 +77,14 @@ var variants = map[string]variant{
 		harness: memoryHarness(func(in driver.Conn) driver.Conn { return silentReleases{base{in}} }),
 		caught:  []string{"Acquire_waitsForRelease"},
 	},
+	"truncatesValues": {
+		harness: memoryHarness(func(in driver.Conn) driver.Conn { return truncatesValues{base{in}} }),
+		caught:  []string{"Values_longest", "Driver_longestValue"},
+	},
+	"refusesLongValues": {
+		harness: memoryHarness(func(in driver.Conn) driver.Conn { return refusesLongValues{base{in}} }),
+		caught:  []string{"Values_longest", "Driver_longestValue"},
+	},
 	"dropKeepsKeys": {
 		harness: func(t *testing.T) conformance.Harness {
 			h := memoryHarness(func(in driver.Conn) driver.Conn { return base{in} })(t)

@@ -98,6 +98,8 @@ func Run(t *testing.T, h Harness) {
 		{"Do_cancelsOnLoss", s.doCancelsOnLoss},
 		{"BadInput", s.badInput},
 		{"Keys_areOpaque", s.keysOpaque},
+		{"Values_longest", s.valuesLongest},
+		{"Driver_longestValue", s.driverLongestValue},
 		{"Tokens_increase", s.tokensIncrease},
 		{"Contention_oneKey", s.contentionOneKey},
 		{"Contention_manyKeys", s.contentionManyKeys},

@@ -29,8 +29,8 @@
 //
 // Keys and values handed to a driver have been validated by the core. A
 // key is 1 to 512 bytes of valid UTF-8 without NUL bytes. A value is a
-// string of at most 64 printable ASCII characters (letters, digits, '-'
-// and '_'), unique to one acquisition.
+// string of at most [MaxValueLen] printable ASCII characters (letters,
+// digits, '-' and '_'), unique to one acquisition.
 package driver
 
 import (
@@ -40,6 +40,12 @@ import (
 	"strconv"
 	"time"
 )
+
+// MaxValueLen is the length of the longest value the core hands to a
+// driver, in characters. Every driver stores and compares values up to
+// this length whole. An election's leader value travels in the lock
+// value, so this bounds how long a leader value may be.
+const MaxValueLen = 192
 
 // ErrHeld is returned by [Conn.Acquire] when the key is held by another
 // value, and only then. Any other failure (a backend that is down, a timeout, a

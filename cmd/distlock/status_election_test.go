@@ -20,7 +20,10 @@ func TestStatus_election(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	term, err := e.Campaign(t.Context(), "10.0.0.1:8080")
+	// A pod's DNS name and port: longer than the 27 bytes leader values
+	// were once limited to (issue 29).
+	const value = "scheduler-0.scheduler.default.svc.cluster.local:8080"
+	term, err := e.Campaign(t.Context(), value)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,8 +36,8 @@ func TestStatus_election(t *testing.T) {
 	if len(lines) != 3 || strings.Join(strings.Fields(lines[0]), " ") != "ELECTION LEADER VALUE TOKEN EXPIRES IN" {
 		t.Fatalf("status --election printed %q; want a header and two rows", r.stdout)
 	}
-	if row := strings.Fields(lines[1]); len(row) != 5 || row[0] != led || row[1] != term.Lock().ID() || row[2] != "10.0.0.1:8080" || row[3] != tok.String() {
-		t.Errorf("led election's row %q; want %s %s 10.0.0.1:8080 %s and the time left", lines[1], led, term.Lock().ID(), tok)
+	if row := strings.Fields(lines[1]); len(row) != 5 || row[0] != led || row[1] != term.Lock().ID() || row[2] != value || row[3] != tok.String() {
+		t.Errorf("led election's row %q; want %s %s %s %s and the time left", lines[1], led, term.Lock().ID(), value, tok)
 	}
 	if got := strings.Join(strings.Fields(lines[2]), " "); got != vacant+" (none) - - -" {
 		t.Errorf("vacant election's row %q", lines[2])
@@ -46,7 +49,7 @@ func TestStatus_election(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil || len(got) != 1 {
 		t.Fatalf("--json printed %q (%v); want an array of one object", r.stdout, err)
 	}
-	if g := got[0]; !g.Held || g.Holder != term.Lock().ID() || g.Value == nil || *g.Value != "10.0.0.1:8080" || g.Token == nil || *g.Token != uint64(tok) {
+	if g := got[0]; !g.Held || g.Holder != term.Lock().ID() || g.Value == nil || *g.Value != value || g.Token == nil || *g.Token != uint64(tok) {
 		t.Errorf("led election's object: %s", r.stdout)
 	}
 }

@@ -19,6 +19,8 @@ import (
 // there, and keeps it: each call is then one round trip.
 type statements struct {
 	acquire, extend, release, transfer, inspect, poll *sql.Stmt
+
+	value valueColumn // the table's value column, as found before preparing
 }
 
 func prepareStatements(ctx context.Context, db *sql.DB, t *table) (*statements, error) {
@@ -134,6 +136,9 @@ func (c *conn) fence(ctx context.Context, stmt *sql.Stmt, args ...any) (uint64, 
 
 // Acquire makes one attempt to acquire key, in one statement.
 func (c *conn) Acquire(ctx context.Context, key, value string, ttl time.Duration) (driver.Lease, error) {
+	if err := c.st.value.check(value); err != nil {
+		return driver.Lease{}, wrap(err)
+	}
 	ctx, done := c.request(ctx)
 	defer done()
 	us := micros(ttl)
@@ -163,6 +168,9 @@ func (c *conn) Extend(ctx context.Context, key, value string, ttl time.Duration)
 
 // Transfer gives key, held by value, to next, in one statement.
 func (c *conn) Transfer(ctx context.Context, key, value, next string, ttl time.Duration) (driver.Lease, error) {
+	if err := c.st.value.check(next); err != nil {
+		return driver.Lease{}, wrap(err)
+	}
 	ctx, done := c.request(ctx)
 	defer done()
 	fence, err := c.fence(ctx, c.st.transfer, next, micros(ttl), key, value)

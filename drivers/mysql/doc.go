@@ -24,12 +24,19 @@
 // (any other distlock_ parameter is an error) are:
 //
 //	distlock_table            the lease table, in the DSN's database (default distlock_leases)
-//	distlock_create_table     false: never create the table, only check that it exists (default true)
+//	distlock_create_table     false: never create or alter the table, only check that it exists (default true)
 //	distlock_request_timeout  the bound of each call, connecting included (default 5s, DefaultRequestTimeout)
 //
 // The table name is letters, digits and '_', not starting with a digit, at
 // most 64 bytes. lock.Open reports a malformed DSN without contacting the
 // server; no error and no String method shows a password.
+//
+// A table made by versions before values grew to 192 characters has a
+// value column of 64 bytes. The driver widens it when it connects, unless
+// told not to touch the table (distlock_create_table=false) or the ALTER
+// fails. Then a value that does not fit, such as a long leader value of
+// lock.Election, fails at once with an error matching
+// lock.ErrMisconfigured that says what to run.
 //
 // A connection implements driver.Dropper: Drop drops its lease table, for
 // tools that work in a scratch table of their own. It refuses, with an

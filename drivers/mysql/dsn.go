@@ -20,7 +20,7 @@ const paramPrefix = "distlock_"
 // params are the driver's own parameters.
 var params = dsn.Params{
 	{Name: "distlock_table", Kind: dsn.String, Default: DefaultTable, Doc: "The lease table, in the DSN's database."},
-	{Name: "distlock_create_table", Kind: dsn.Bool, Default: "true", Doc: "False: never create the table, only check that it exists."},
+	{Name: "distlock_create_table", Kind: dsn.Bool, Default: "true", Doc: "False: never create or alter the table, only check that it exists."},
 	{Name: "distlock_request_timeout", Kind: dsn.Duration, Default: DefaultRequestTimeout.String(), Doc: "Bounds each call, connecting included."},
 }
 

@@ -54,6 +54,7 @@ func misconfigured(err error) bool {
 			1143, // ER_COLUMNACCESS_DENIED_ERROR
 			1146, // ER_NO_SUCH_TABLE
 			1227, // ER_SPECIFIC_ACCESS_DENIED_ERROR
+			1406, // ER_DATA_TOO_LONG (a value column narrower than the driver's)
 			1251, // ER_NOT_SUPPORTED_AUTH_MODE
 			1698, // ER_ACCESS_DENIED_NO_PASSWORD_ERROR
 			3118, // MySQL: ER_ACCOUNT_HAS_BEEN_LOCKED

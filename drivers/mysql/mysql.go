@@ -50,7 +50,7 @@ type Config struct {
 	Table string
 
 	// NoCreate leaves the schema alone: the driver only checks that the
-	// table exists, and never creates it.
+	// table exists, and never creates it or widens its value column.
 	NoCreate bool
 
 	// RequestTimeout bounds each call of the driver, connecting included,
@@ -195,10 +195,16 @@ func (c *Connector) sharedStatements(ctx context.Context) (*statements, error) {
 
 // prepare makes sure of the table on db and prepares the statements.
 func (c *Connector) prepare(ctx context.Context, db *sql.DB) (*statements, error) {
-	if err := c.t.ensure(ctx, db, c.create); err != nil {
+	col, err := c.t.ensure(ctx, db, c.create)
+	if err != nil {
 		return nil, err
 	}
-	return prepareStatements(ctx, db, c.t)
+	st, err := prepareStatements(ctx, db, c.t)
+	if err != nil {
+		return nil, err
+	}
+	st.value = col
+	return st, nil
 }
 
 // String describes the connector without its password: network, address,

@@ -3,9 +3,11 @@ package mysql
 import (
 	"context"
 	"database/sql"
+	sqldriver "database/sql/driver"
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/distlock/lock/driver"
@@ -26,7 +28,7 @@ type table struct {
 	name  string // as configured
 	ident string // quoted with backticks
 
-	acquire, extend, release, transfer, inspect, poll, create string
+	acquire, extend, release, transfer, inspect, poll, create, widen string
 
 	// scratch is nil if Drop may drop the table, and otherwise why not
 	// (see scratchTable).
@@ -122,43 +124,121 @@ func newTable(name string) (*table, error) {
 
 	t.create = "CREATE TABLE IF NOT EXISTS " + t.ident + ` (
 	` + "`lock_key`" + `   VARBINARY(512)  NOT NULL PRIMARY KEY,
-	` + "`value`" + `      VARBINARY(64)   NOT NULL,
+	` + "`value`" + `      ` + valueType + `  NOT NULL,
 	` + "`fence`" + `      BIGINT UNSIGNED NOT NULL,
 	` + "`expires_at`" + ` DATETIME(6)     NOT NULL
 ) ENGINE = InnoDB`
+
+	// Widen brings the value column of a table made before values grew
+	// to driver.MaxValueLen (it held 64) to the width of today's.
+	t.widen = "ALTER TABLE " + t.ident + " MODIFY `value` " + valueType + " NOT NULL"
 	return t, nil
+}
+
+// valueType is the value column's type: wide enough for every value the
+// core hands to a driver.
+var valueType = "VARBINARY(" + strconv.Itoa(driver.MaxValueLen) + ")"
+
+// widenLockWait bounds how long widening the value column waits for the
+// table's metadata lock. An ALTER that waits for it would hold up every
+// later statement on the table, so it gives up soon instead.
+const widenLockWait = 2 // seconds
+
+// valueColumn is what the driver found of a table's value column.
+type valueColumn struct {
+	width  int   // in bytes; 0 if unknown
+	narrow error // if not nil, the error for a value over width bytes
+}
+
+// check returns the column's error for value if the column cannot hold
+// it, and nil otherwise.
+func (v valueColumn) check(value string) error {
+	if v.narrow != nil && len(value) > v.width {
+		return v.narrow
+	}
+	return nil
 }
 
 // ensure checks the session and the table in one round trip, and creates
 // the table if it is missing and create is set. The statements commit one
 // by one, so a session with autocommit off would hold every row lock it
-// took: that is refused.
-func (t *table) ensure(ctx context.Context, db *sql.DB, create bool) error {
+// took: that is refused. It returns what it found of the value column
+// (see column).
+func (t *table) ensure(ctx context.Context, db *sql.DB, create bool) (valueColumn, error) {
 	var (
 		autocommit bool
 		database   sql.NullString
 		engine     sql.NullString
+		width      sql.NullInt64
 	)
 	err := db.QueryRowContext(ctx, "SELECT @@autocommit, DATABASE(), (SELECT `ENGINE` FROM information_schema.`TABLES` "+
-		"WHERE `TABLE_SCHEMA` = DATABASE() AND `TABLE_NAME` = ?)", t.name).Scan(&autocommit, &database, &engine)
+		"WHERE `TABLE_SCHEMA` = DATABASE() AND `TABLE_NAME` = ?), (SELECT `CHARACTER_MAXIMUM_LENGTH` FROM information_schema.`COLUMNS` "+
+		"WHERE `TABLE_SCHEMA` = DATABASE() AND `TABLE_NAME` = ? AND `COLUMN_NAME` = 'value')", t.name, t.name).Scan(&autocommit, &database, &engine, &width)
 	switch {
 	case err != nil:
-		return err
+		return valueColumn{}, err
 	case !autocommit:
-		return fmt.Errorf("%w: the session has autocommit off, and the driver's statements must commit one by one", driver.ErrMisconfigured)
+		return valueColumn{}, fmt.Errorf("%w: the session has autocommit off, and the driver's statements must commit one by one", driver.ErrMisconfigured)
 	case !database.Valid:
-		return fmt.Errorf("%w: the connection has no database: name one in the DSN (user@tcp(host:3306)/dbname)", driver.ErrMisconfigured)
+		return valueColumn{}, fmt.Errorf("%w: the connection has no database: name one in the DSN (user@tcp(host:3306)/dbname)", driver.ErrMisconfigured)
 	case engine.Valid && !strings.EqualFold(engine.String, "InnoDB"):
-		return fmt.Errorf("%w: table %s uses the %s engine; the driver needs InnoDB's row locks and transactions",
+		return valueColumn{}, fmt.Errorf("%w: table %s uses the %s engine; the driver needs InnoDB's row locks and transactions",
 			driver.ErrMisconfigured, t.name, engine.String)
 	case engine.Valid:
-		return nil
+		return t.column(ctx, db, create, width)
 	case !create:
-		return fmt.Errorf("%w: table %s does not exist, and the driver was told not to create it (distlock_create_table=false)",
+		return valueColumn{}, fmt.Errorf("%w: table %s does not exist, and the driver was told not to create it (distlock_create_table=false)",
 			driver.ErrMisconfigured, t.name)
 	}
 	if _, err := db.ExecContext(ctx, t.create); err != nil {
-		return fmt.Errorf("table %s: %w", t.name, err)
+		return valueColumn{}, fmt.Errorf("table %s: %w", t.name, err)
 	}
-	return nil
+	return valueColumn{}, nil
+}
+
+// column judges the value column of an existing table, width bytes wide
+// (NULL for a type without a width, which holds any value). A table made
+// before values grew to driver.MaxValueLen holds 64. If create is set,
+// the driver owns the schema and widens the column. Otherwise, or if that
+// fails, values that do not fit are refused at once, with an error that
+// says what to run: a non-strict sql_mode would cut them, and the cut
+// value would hold a lock that its holder can neither extend nor release.
+func (t *table) column(ctx context.Context, db *sql.DB, create bool, width sql.NullInt64) (valueColumn, error) {
+	if !width.Valid || width.Int64 >= driver.MaxValueLen {
+		return valueColumn{}, nil
+	}
+	why := "the driver was told not to alter it (distlock_create_table=false)"
+	if create {
+		err := t.widenColumn(ctx, db)
+		if err == nil {
+			return valueColumn{}, nil
+		}
+		if ctx.Err() != nil {
+			return valueColumn{}, err
+		}
+		why = "widening it failed: " + err.Error()
+	}
+	return valueColumn{
+		width: int(width.Int64),
+		narrow: fmt.Errorf("%w: table %s's value column holds %d bytes, too few for this value (values reach %d); run %s (%s)",
+			driver.ErrMisconfigured, t.name, width.Int64, driver.MaxValueLen, t.widen, why),
+	}, nil
+}
+
+// widenColumn runs the widen statement on a connection of its own, whose
+// lock_wait_timeout it sets to widenLockWait, and which it closes after.
+func (t *table) widenColumn(ctx context.Context, db *sql.DB) error {
+	cn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	// ErrBadConn makes database/sql close the connection, so that the
+	// session's lock_wait_timeout never reaches other statements, on a
+	// pool of the caller's say.
+	defer cn.Raw(func(any) error { return sqldriver.ErrBadConn })
+	if _, err := cn.ExecContext(ctx, "SET SESSION lock_wait_timeout = "+strconv.Itoa(widenLockWait)); err != nil {
+		return err
+	}
+	_, err = cn.ExecContext(ctx, t.widen)
+	return err
 }
