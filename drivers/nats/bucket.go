@@ -102,7 +102,13 @@ func judge(sc jetstream.StreamConfig, cfg Config) []driver.Finding {
 	refuse := func(rule, problem, fix string) []driver.Finding {
 		return []driver.Finding{{Severity: driver.Error, Rule: rule, Problem: problem, Fix: fix}}
 	}
+	// Sealed and Mirror come first: sealing turns AllowRollup off, and a
+	// mirror may lack TTLs, which would name the wrong rule.
 	switch {
+	case sc.Sealed:
+		return refuse("nats-sealed", "the bucket is sealed", "use another bucket")
+	case sc.Mirror != nil:
+		return refuse("nats-mirror", "the bucket is a mirror, which takes no writes", "use the bucket it mirrors")
 	case !sc.AllowMsgTTL:
 		return refuse("nats-key-ttl", "the bucket has no TTLs per key, so a lock whose holder vanished would never expire",
 			"create it with LimitMarkerTTL set, or let the driver create it")
@@ -112,10 +118,6 @@ func judge(sc jetstream.StreamConfig, cfg Config) []driver.Finding {
 	case !sc.AllowRollup:
 		return refuse("nats-rollup", "the stream does not allow rollups, which releases use: it is not a KV bucket",
 			"let the driver create the bucket")
-	case sc.Sealed:
-		return refuse("nats-sealed", "the bucket is sealed", "use another bucket")
-	case sc.Mirror != nil:
-		return refuse("nats-mirror", "the bucket is a mirror, which takes no writes", "use the bucket it mirrors")
 	}
 	var fs []driver.Finding
 	warn := func(rule, problem, fix string) {

@@ -27,6 +27,11 @@ func TestJudge_unfitBuckets(t *testing.T) {
 		{"noKeyTTL", func(sc *jetstream.StreamConfig) { sc.AllowMsgTTL = false }, []string{"nats-key-ttl"}, driver.Error},
 		{"bucketTTL", func(sc *jetstream.StreamConfig) { sc.MaxAge = time.Hour }, []string{"nats-bucket-ttl"}, driver.Error},
 		{"noRollup", func(sc *jetstream.StreamConfig) { sc.AllowRollup = false }, []string{"nats-rollup"}, driver.Error},
+		// The server seals a stream with AllowRollup off and MaxAge 0.
+		{"sealed", func(sc *jetstream.StreamConfig) { sc.Sealed, sc.AllowRollup = true, false }, []string{"nats-sealed"}, driver.Error},
+		{"mirror", func(sc *jetstream.StreamConfig) {
+			sc.Mirror, sc.AllowMsgTTL = &jetstream.StreamSource{Name: "KV_other"}, false
+		}, []string{"nats-mirror"}, driver.Error},
 		{"weak", func(sc *jetstream.StreamConfig) {
 			sc.Replicas, sc.Storage, sc.SubjectDeleteMarkerTTL, sc.FirstSeq = 1, jetstream.MemoryStorage, 0, 1
 		}, []string{"nats-replicas", "nats-memory-storage", "nats-markers", "nats-revisions"}, driver.Warning},

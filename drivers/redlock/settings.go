@@ -100,8 +100,8 @@ func readInfo(ctx context.Context, n Node) nodeInfo {
 	in := nodeInfo{fields: parseInfo(text)}
 	if in.get("aof_enabled") == "1" {
 		reply, err := n.Do(ctx, []any{"CONFIG", "GET", "appendfsync"})
-		if kv, ok := reply.([]any); err == nil && ok && len(kv) == 2 {
-			in.appendfsync, _ = kv[1].(string)
+		if v, ok := configValue(reply, "appendfsync"); err == nil && ok {
+			in.appendfsync = v
 		} else if err != nil {
 			in.configErr = err
 		} else {
@@ -109,6 +109,26 @@ func readInfo(ctx context.Context, n Node) nodeInfo {
 		}
 	}
 	return in
+}
+
+// configValue returns the value of name in CONFIG GET name's reply: a
+// name-value array over RESP2, a map over RESP3 (go-redis and rueidis
+// speak RESP3 to Redis 6 and newer, and hand the map on).
+func configValue(reply any, name string) (string, bool) {
+	switch r := reply.(type) {
+	case []any:
+		if len(r) == 2 && r[0] == name {
+			v, ok := r[1].(string)
+			return v, ok
+		}
+	case map[string]any:
+		v, ok := r[name].(string)
+		return v, ok
+	case map[any]any:
+		v, ok := r[name].(string)
+		return v, ok
+	}
+	return "", false
 }
 
 // parseInfo reads INFO's text: "# Section" lines, and "name:value" lines.

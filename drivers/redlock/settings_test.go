@@ -11,11 +11,13 @@ import (
 )
 
 // infoNode answers INFO with fields, and CONFIG GET appendfsync with
-// appendfsync; any other command fails.
+// appendfsync, as a RESP2 array or, if resp3, a map; any other command
+// fails.
 type infoNode struct {
 	name        string
 	fields      map[string]string
 	appendfsync string
+	resp3       bool
 	down        bool
 }
 
@@ -32,6 +34,9 @@ func (n *infoNode) Do(_ context.Context, args []any) (any, error) {
 		}
 		return b.String(), nil
 	case args[0] == "CONFIG" && len(args) == 3 && args[2] == "appendfsync" && n.appendfsync != "":
+		if n.resp3 {
+			return map[string]any{"appendfsync": n.appendfsync}, nil
+		}
 		return []any{"appendfsync", n.appendfsync}, nil
 	}
 	return nil, fmt.Errorf("ERR unknown command %v", args[0])
@@ -69,6 +74,8 @@ func TestCheckSettings_rules(t *testing.T) {
 		{"replica", []*infoNode{with("a"), with("b", "role", "slave"), with("c")}, []string{"error redis-replica"}},
 		{"cluster", []*infoNode{with("a", "cluster_enabled", "1")}, []string{"warning redis-cluster"}},
 		{"no persistence", []*infoNode{with("a", "aof_enabled", "0")}, []string{"warning redis-persistence"}},
+		{"safe over RESP3", []*infoNode{func() *infoNode { n := with("a"); n.resp3 = true; return n }()}, nil},
+		{"fsync everysec over RESP3", []*infoNode{func() *infoNode { n := with("a"); n.appendfsync, n.resp3 = "everysec", true; return n }()}, []string{"warning redis-appendfsync"}},
 		{"fsync everysec", []*infoNode{func() *infoNode { n := with("a"); n.appendfsync = "everysec"; return n }()}, []string{"warning redis-appendfsync"}},
 		{"appendfsync unreadable", []*infoNode{func() *infoNode { n := with("a"); n.appendfsync = ""; return n }()}, []string{"warning redis-appendfsync"}},
 		{"old version", []*infoNode{with("a", "redis_version", "2.6.11")}, []string{"error redis-version"}},

@@ -16,9 +16,13 @@ import (
 // Settings checks, for the Redlock driver registered as driverName, what
 // lock.Client.CheckSettings finds on real servers: on the test servers
 // (no persistence, on purpose, for speed) a warning per node and nothing
-// else; and each rule that a server of the test's own can break, broken:
-// an eviction policy with a maxmemory, a replica, and one server given
-// twice by two addresses.
+// else; nothing on a server of the test's own that appends and fsyncs
+// every write; and each rule that real servers can break, broken: an
+// eviction policy with a maxmemory, a replica, one server given twice by
+// two addresses, an fsync every second, a cluster node, an even number of
+// nodes and a node that does not answer. Only redis-version is left to
+// the redlock package's fakes: no Redis this old (before 2.6.12) runs
+// here.
 func Settings(t *testing.T, driverName string) {
 	addrs := Servers(t)
 	t.Run("test servers", func(t *testing.T) {
@@ -45,6 +49,39 @@ func Settings(t *testing.T, driverName string) {
 		got := findings(t, driverName, DSN([]string{addrs[0], replica, addrs[1]}, ""))
 		if !slices.Contains(got, "error redis-replica") {
 			t.Errorf("findings %q, want an error redis-replica", got)
+		}
+	})
+	t.Run("append-only, fsync always", func(t *testing.T) {
+		safe := startRedis(t, "--appendonly", "yes", "--appendfsync", "always")
+		if got := findings(t, driverName, DSN([]string{safe}, "")); len(got) != 0 {
+			t.Errorf("findings %q, want none", got)
+		}
+	})
+	t.Run("fsync every second", func(t *testing.T) {
+		everysec := startRedis(t, "--appendonly", "yes", "--appendfsync", "everysec")
+		want := []string{"warning redis-appendfsync"}
+		if got := findings(t, driverName, DSN([]string{everysec}, "")); !slices.Equal(got, want) {
+			t.Errorf("findings %q, want %q", got, want)
+		}
+	})
+	t.Run("cluster node", func(t *testing.T) {
+		node := startRedis(t, "--cluster-enabled", "yes")
+		want := []string{"warning redis-cluster", "warning redis-persistence"}
+		if got := findings(t, driverName, DSN([]string{node}, "")); !slices.Equal(got, want) {
+			t.Errorf("findings %q, want %q", got, want)
+		}
+	})
+	t.Run("even number of nodes", func(t *testing.T) {
+		got := findings(t, driverName, DSN(addrs[:4], ""))
+		if !slices.Contains(got, "warning redlock-even-n") {
+			t.Errorf("findings %q, want a warning redlock-even-n", got)
+		}
+	})
+	t.Run("node down", func(t *testing.T) {
+		down := net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t))) // nothing listens there
+		got := findings(t, driverName, DSN([]string{addrs[0], addrs[1], down}, ""))
+		if !slices.Contains(got, "warning redis-unreachable") {
+			t.Errorf("findings %q, want a warning redis-unreachable", got)
 		}
 	})
 	t.Run("same server twice", func(t *testing.T) {
