@@ -7,8 +7,8 @@ import (
 	"github.com/distlock/lock/drivertest"
 )
 
-// Each rule fires on the setting that breaks it, and not on a safe one
-// (the test server is unsafe on purpose, and cannot show the safe side).
+// Each rule fires on the setting that breaks it, and not on a safe one.
+// TestCheckSettings_binaryLog shows both sides on a real server.
 func TestServerSettings_judge(t *testing.T) {
 	for _, c := range []struct {
 		name string
