@@ -25,7 +25,9 @@ func (c *conn) CheckSettings(ctx context.Context) ([]driver.Finding, error) {
 	}
 	s := deploymentSettings{replicaSet: hello.SetName != "", sharded: hello.Msg == "isdbgrid"}
 	if wc := c.wc; wc != nil {
-		s.w = fmt.Sprint(wc.W)
+		if wc.W != nil { // nil leaves w to the server's default
+			s.w = fmt.Sprint(wc.W)
+		}
 		s.journal = wc.Journal == nil || *wc.Journal
 	}
 	if rc := c.rc; rc != nil {
@@ -37,7 +39,7 @@ func (c *conn) CheckSettings(ctx context.Context) ([]driver.Finding, error) {
 // deploymentSettings is what the settings check reads.
 type deploymentSettings struct {
 	replicaSet, sharded bool
-	w                   string // the write concern's w: "majority", "1"...
+	w                   string // the write concern's w: "majority", "1"..., or "" for the server's default
 	journal             bool   // writes wait for the journal
 	readConcern         string
 }
@@ -55,7 +57,7 @@ func (s deploymentSettings) judge() []driver.Finding {
 	}
 	if s.w != "majority" {
 		add("mongodb-write-concern",
-			"write concern w="+s.w+": a grant acknowledged by fewer than a majority is lost on a failover, and granted again",
+			"write concern "+wOrDefault(s.w)+": a grant acknowledged by fewer than a majority is lost on a failover, and granted again",
 			"leave the driver's default (w=majority, j=true), or set w=majority in the DSN")
 	} else if !s.journal {
 		add("mongodb-write-concern",
@@ -68,6 +70,14 @@ func (s deploymentSettings) judge() []driver.Finding {
 			"leave the driver's default (majority), or readConcernLevel=linearizable")
 	}
 	return fs
+}
+
+// wOrDefault names the write concern's w for a finding.
+func wOrDefault(w string) string {
+	if w == "" {
+		return "without w (the server's default, which an arbiter or setDefaultRWConcern can make w=1)"
+	}
+	return "w=" + w
 }
 
 func orDefault(level string) string {

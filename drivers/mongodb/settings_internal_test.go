@@ -8,8 +8,8 @@ import (
 )
 
 // Each rule fires on the deployment that breaks it, and not on a safe
-// one. FerretDB is never a replica set: the concerns' rules are held here
-// only.
+// one. FerretDB is never a replica set: TestCheckSettings_replicaSet holds
+// the concerns' rules against a fake primary.
 func TestDeploymentSettings_judge(t *testing.T) {
 	safe := deploymentSettings{replicaSet: true, w: "majority", journal: true, readConcern: "majority"}
 	for _, c := range []struct {
@@ -23,6 +23,7 @@ func TestDeploymentSettings_judge(t *testing.T) {
 		{"standalone", deploymentSettings{w: "majority", journal: true, readConcern: "majority"}, []string{"warning mongodb-standalone"}},
 		{"w=1", deploymentSettings{replicaSet: true, w: "1", journal: true, readConcern: "majority"}, []string{"warning mongodb-write-concern"}},
 		{"j=false", deploymentSettings{replicaSet: true, w: "majority", readConcern: "majority"}, []string{"warning mongodb-write-concern"}},
+		{"server's default w", deploymentSettings{replicaSet: true, journal: true, readConcern: "majority"}, []string{"warning mongodb-write-concern"}},
 		{"local reads", deploymentSettings{replicaSet: true, w: "majority", journal: true, readConcern: "local"}, []string{"warning mongodb-read-concern"}},
 		{"server's default reads", deploymentSettings{replicaSet: true, w: "majority", journal: true}, []string{"warning mongodb-read-concern"}},
 	} {
