@@ -38,7 +38,8 @@ type pgTools struct {
 
 // startPrimary initdbs and starts a primary of the test's own on a free
 // port of 127.0.0.1, its data under t.TempDir(), with fsync and
-// synchronous_commit on and replication allowed from 127.0.0.1 (trust).
+// synchronous_commit on, and replication, physical and logical, allowed
+// from 127.0.0.1 (trust).
 // It is stopped by its PID when the test ends. The test is skipped
 // without PostgreSQL's programs (see newPGTools).
 func startPrimary(t *testing.T) *ownServer {
@@ -53,7 +54,7 @@ func startPrimary(t *testing.T) *ownServer {
 		t.Fatal(err)
 	}
 	// Small, since several tests' servers may run at once on a small machine.
-	conf := "fsync = on\nsynchronous_commit = on\nwal_level = replica\nmax_wal_senders = 4\n" +
+	conf := "fsync = on\nsynchronous_commit = on\nwal_level = logical\nmax_wal_senders = 4\n" +
 		"shared_buffers = 16MB\nmax_connections = 30\n"
 	return pg.start(t, data, conf)
 }
@@ -75,6 +76,40 @@ func (s *ownServer) startStandby(t *testing.T, name string) *ownServer {
 	standby := s.pg.start(t, data, fmt.Sprintf("cluster_name = '%s'\nhot_standby = on\n", name))
 	s.waitReplication(t, name, "streaming", "")
 	return standby
+}
+
+// startLogicalReceiver creates the logical replication slot name on s,
+// with the plugin test_decoding, and starts pg_recvlogical on it, as a
+// change-data-capture tool streams a database's changes. It returns once
+// s's pg_stat_replication shows it streaming. It is stopped by its PID
+// when the test ends.
+func (s *ownServer) startLogicalReceiver(t *testing.T, name string) {
+	t.Helper()
+	s.exec(t, "SELECT pg_create_logical_replication_slot('"+name+"', 'test_decoding')")
+	cmd := s.pg.command("pg_recvlogical", "-h", "127.0.0.1", "-p", strconv.Itoa(s.port), "-U", "postgres", "-d", "postgres",
+		"--slot", name, "--start", "-f", "/dev/null")
+	cmd.Env = append(os.Environ(), "PGAPPNAME="+name)
+	out, err := os.Create(filepath.Join(t.TempDir(), "pg_recvlogical.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting pg_recvlogical: %v", err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGINT)
+		select {
+		case <-exited:
+		case <-time.After(5 * time.Second):
+			cmd.Process.Kill()
+			<-exited
+		}
+	})
+	s.waitReplication(t, name, "streaming", "")
 }
 
 // waitReplication waits until s's pg_stat_replication, read by its

@@ -13,7 +13,7 @@ import (
 // TestCheckSettings_ownServer holds the rules the shared test server
 // cannot show against a primary of the test's own, with fsync on, and a
 // standby streaming from it. The subtests run in order on the one
-// primary: without a standby, with an asynchronous one (as the
+// primary: without a standby, with a logical receiver, with an asynchronous one (as the
 // superuser, a role with pg_monitor and a role without it) and with it
 // made synchronous.
 func TestCheckSettings_ownServer(t *testing.T) {
@@ -43,6 +43,13 @@ func TestCheckSettings_ownServer(t *testing.T) {
 	if t.Failed() {
 		return
 	}
+	// A logical walsender (change data capture, a subscription) is no
+	// standby that a failover could go to.
+	t.Run("logical replication", func(t *testing.T) {
+		primary.startLogicalReceiver(t, "distlock_cdc")
+		check(t, primary.dsn)
+		check(t, plain)
+	})
 	const standby = "distlock_standby"
 	primary.startStandby(t, standby)
 	t.Run("asynchronous standby", func(t *testing.T) {
