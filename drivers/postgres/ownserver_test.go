@@ -25,7 +25,6 @@ import (
 type ownServer struct {
 	dsn  string // the superuser's (postgres), database postgres
 	port int
-	data string // its data directory
 	pg   pgTools
 }
 
@@ -257,7 +256,7 @@ func (pg pgTools) start(t *testing.T, data, conf string) *ownServer {
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); close(exited) }()
 	t.Cleanup(func() { stopPostmaster(t, cmd, exited) })
-	s := &ownServer{port: port, data: data, pg: pg}
+	s := &ownServer{port: port, pg: pg}
 	s.dsn = s.dsnAs("postgres")
 	for deadline := time.Now().Add(15 * time.Second); ; {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
