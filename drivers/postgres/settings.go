@@ -13,10 +13,15 @@ var _ driver.SettingsChecker = (*conn)(nil)
 // what the settings check judges: durability of a commit, and the
 // standbys that stream from this server and how. A role without
 // pg_read_all_stats sees the standbys but not how they replicate
-// (sync_state is NULL).
-const settingsQuery = `SELECT current_setting('synchronous_commit'), current_setting('fsync'),
-	(SELECT count(*) FROM pg_stat_replication WHERE sync_state IN ('async', 'potential')),
-	(SELECT count(*) FROM pg_stat_replication WHERE sync_state IS NULL)`
+// (sync_state is NULL). A walsender on a logical slot (a subscription, a
+// change-data-capture tool) is no standby a failover could go to: every
+// role sees its slot's active_pid in pg_replication_slots.
+const settingsQuery = `WITH standbys AS (
+	SELECT r.sync_state FROM pg_stat_replication r
+	WHERE NOT EXISTS (SELECT 1 FROM pg_replication_slots s WHERE s.active_pid = r.pid AND s.slot_type = 'logical'))
+SELECT current_setting('synchronous_commit'), current_setting('fsync'),
+	(SELECT count(*) FROM standbys WHERE sync_state IN ('async', 'potential')),
+	(SELECT count(*) FROM standbys WHERE sync_state IS NULL)`
 
 // CheckSettings judges the server's durability settings, as a session of
 // the pool sees them, and its standbys. See DESIGN.md ("The settings

@@ -11,7 +11,8 @@ import (
 // The test server runs with fsync and synchronous_commit off, for speed.
 // The driver raises synchronous_commit on its own pools, so the check
 // warns of fsync only; a DSN that asks for synchronous_commit=off gets
-// that warning too. The standby rules need a second server: see DESIGN.md.
+// that warning too. TestCheckSettings_ownServer holds the rest on a server
+// of the test's own.
 func TestCheckSettings(t *testing.T) {
 	dsn := server(t)
 	for _, c := range []struct {
