@@ -15,10 +15,11 @@
 #           stage).
 #   up slow Only FerretDB, etcd, ZooKeeper and NATS: the servers built from
 #           source, and ZooKeeper on its JVM (make demo's second stage).
-#   build   Build FerretDB, etcd and NATS into their caches and install
-#           ZooKeeper's JRE, starting nothing: at nice 19 on one CPU, so
-#           that make demo's first stage runs beside it. Ends with each
-#           step's time.
+#   build   Build FerretDB, etcd and NATS into their caches, fetch
+#           Debian's etcd 3.4 (apt-get download, for drivers/etcd's
+#           settings test) and install ZooKeeper's JRE, starting
+#           nothing: at nice 19 on one CPU, so that make demo's first
+#           stage runs beside it. Ends with each step's time.
 #   down    Stop only what `up` started (by the PIDs in our pidfiles) and
 #           remove the state dir. Idempotent.
 #   env     Print `export NAME=value` lines for eval. Starts nothing.

@@ -3,6 +3,9 @@ package etcd
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
+	"sync"
 
 	"github.com/distlock/lock/driver"
 	"github.com/distlock/lock/drivers/internal/version"
@@ -21,21 +24,67 @@ func (c *conn) CheckSettings(ctx context.Context) ([]driver.Finding, error) {
 			return err
 		}
 		s.members = len(ms.Members)
-		s.versions = make(map[string]string)
-		for _, ep := range cli.Endpoints() {
-			st, err := cli.Status(ctx, ep)
-			if err != nil {
-				s.versions[ep] = ""
-				continue
-			}
-			s.versions[ep] = st.Version
-		}
 		return nil
 	})
 	if err != nil {
 		return nil, wrap(ctx, "check settings", err)
 	}
+	if s.versions, err = c.routes.versions(ctx); err != nil {
+		return nil, wrap(ctx, "check settings", err)
+	}
 	return s.judge(), nil
+}
+
+// versions asks every endpoint at once for its server's version, each
+// under the member timeout: a connector opened by DSN asks each member
+// through its own route, a client given to New asks each of its
+// endpoints. An endpoint that did not answer maps to "". It fails only
+// if ctx ends or the connection is closed.
+func (rs *routes) versions(ctx context.Context) (map[string]string, error) {
+	type ask struct {
+		r  *route
+		ep string
+	}
+	var asks []ask
+	if rs.members {
+		for _, r := range rs.all {
+			asks = append(asks, ask{r, r.name})
+		}
+	} else {
+		r := rs.all[0] // every entry is the caller's client
+		cli, err := r.client(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, ep := range cli.Endpoints() {
+			asks = append(asks, ask{r, ep})
+		}
+	}
+	got := make([]string, len(asks))
+	var wg sync.WaitGroup
+	for i, a := range asks {
+		wg.Go(func() {
+			_ = rs.try(ctx, a.r, func(ctx context.Context, cli *clientv3.Client) error {
+				st, err := cli.Status(ctx, a.ep)
+				if err == nil {
+					got[i] = st.Version
+				}
+				return err
+			})
+		})
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, context.Cause(ctx)
+	}
+	if rs.ctx.Err() != nil {
+		return nil, errClosed
+	}
+	vs := make(map[string]string, len(asks))
+	for i, a := range asks {
+		vs[a.ep] = got[i]
+	}
+	return vs, nil
 }
 
 // clusterSettings is what the settings check reads.
@@ -46,7 +95,8 @@ type clusterSettings struct {
 
 func (s clusterSettings) judge() []driver.Finding {
 	var fs []driver.Finding
-	for ep, v := range s.versions {
+	for _, ep := range slices.Sorted(maps.Keys(s.versions)) { // in a stable order
+		v := s.versions[ep]
 		switch {
 		case v == "":
 			fs = append(fs, driver.Finding{Severity: driver.Warning, Rule: "etcd-unreachable", Server: ep,

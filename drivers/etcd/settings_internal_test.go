@@ -8,8 +8,7 @@ import (
 )
 
 // Each rule fires on the cluster that breaks it, and not on a safe one.
-// The test cluster is safe (see TestCheckSettings); an etcd older than
-// 3.5.11 is not among the servers this machine runs.
+// Real servers break each rule in TestCheckSettings_brokenDeployments.
 func TestClusterSettings_judge(t *testing.T) {
 	for _, c := range []struct {
 		name string

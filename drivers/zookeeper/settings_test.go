@@ -1,6 +1,8 @@
 package zookeeper_test
 
 import (
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,5 +22,37 @@ func TestCheckSettings(t *testing.T) {
 	}
 	if t.Failed() {
 		t.Logf("the ensemble's config: see /zookeeper/config")
+	}
+}
+
+// TestCheckSettings_ownEnsembles breaks every ZooKeeper rule on
+// ensembles of the test's own, started at once: one member standalone,
+// which grants sessions of 5s at most (shorter than lock.DefaultTTL), and
+// two members.
+func TestCheckSettings_ownEnsembles(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		members int
+		extra   string // zoo.cfg lines
+		params  []string
+		want    []string
+	}{
+		{"standalone", 1, "maxSessionTimeout=5000", []string{"session_timeout", "2s"},
+			[]string{"warning zookeeper-single-member", "warning zookeeper-ttl-bounds"}},
+		{"two members", 2, "maxSessionTimeout=3600000", nil, []string{"warning zookeeper-even-members"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			addrs := startEnsemble(t, c.members, c.extra)
+			full := "zk://" + strings.Join(addrs, ",") + "/distlock-test?" +
+				drivertest.Query(append(append(timeouts.Params(), "dial_timeout", "20s"), c.params...)...)
+			fs, err := open(t, full).CheckSettings(drivertest.Context(t, 10*time.Second))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := drivertest.Findings(t, fs); !slices.Equal(got, c.want) {
+				t.Errorf("findings %q, want %q", got, c.want)
+			}
+		})
 	}
 }

@@ -53,6 +53,7 @@ readonly ETCD_SRC=$(cd "${BASH_SOURCE[0]%/*}/.." && pwd)/etcdserver
 # each write a file of their own and rename it into place.
 etcd_prepare() {
 	local cache hash tmp
+	etcd34_fetch
 	if [[ -n ${DISTLOCK_ETCD_BIN:-} ]]; then
 		[[ -x $DISTLOCK_ETCD_BIN ]] || die "DISTLOCK_ETCD_BIN=$DISTLOCK_ETCD_BIN is not an executable"
 		ETCD_BIN=$DISTLOCK_ETCD_BIN
@@ -75,6 +76,41 @@ etcd_prepare() {
 		die "could not build etcd $ETCD_VERSION in $ETCD_SRC (or set DISTLOCK_ETCD_BIN)"
 	fi
 	mv -f "$tmp" "$ETCD_BIN"
+}
+
+# etcd34_fetch: fetches Debian's etcd-server (3.4.23 in bookworm) with
+# `apt-get download` and unpacks it with `dpkg-deb -x` into the cache, as
+# etcd-debian-VERSION/usr/bin/etcd, once; never installed, never started
+# here. drivers/etcd's settings test runs a cluster of its own of it, the
+# only etcd older than 3.5.11 this machine can run (the etcd-version rule).
+# A failure is logged and skipped: that test then skips.
+etcd34_fetch() {
+	local cache dir deb version
+	cache=${DISTLOCK_ETCD_CACHE:-${XDG_CACHE_HOME:-${HOME:-${STATE%/*}}/.cache}/distlock}
+	compgen -G "$cache/etcd-debian-*/usr/bin/etcd" >/dev/null && return 0
+	if ! command -v apt-get >/dev/null 2>&1 || ! command -v dpkg-deb >/dev/null 2>&1; then
+		log "etcd 3.4 not fetched: needs apt-get and dpkg-deb (drivers/etcd's etcd-version test will skip)"
+		return 0
+	fi
+	mkdir -p "$cache"
+	dir=$(mktemp -d "$cache/etcd-debian-fetch.XXXXXX")
+	log "fetching Debian's etcd-server (apt-get download, once) ..."
+	if ! (cd "$dir" && apt-get -q -o APT::Sandbox::User=root download etcd-server 9>&-) >&2; then
+		rm -rf "$dir"
+		log "etcd 3.4 not fetched: apt-get download etcd-server failed (drivers/etcd's etcd-version test will skip)"
+		return 0
+	fi
+	deb=$(compgen -G "$dir/etcd-server_*.deb" | head -n1)
+	version=${deb##*/etcd-server_}
+	version=${version%%[-+_]*}
+	if [[ -z $version ]] || ! dpkg-deb -x "$deb" "$dir/root" || ! "$dir/root/usr/bin/etcd" --version >/dev/null 2>&1; then
+		rm -rf "$dir"
+		log "etcd 3.4 not fetched: $deb did not unpack into a working etcd"
+		return 0
+	fi
+	mv -T "$dir/root" "$cache/etcd-debian-$version" 2>/dev/null || true
+	rm -rf "$dir"
+	log "unpacked Debian's etcd $version into $cache/etcd-debian-$version"
 }
 
 # etcd_dir N: the state dir of member N (1-3).
