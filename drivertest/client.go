@@ -53,6 +53,20 @@ func NewClient(name, dsn string) func(t *testing.T) *lock.Client {
 	}
 }
 
+// NewDialerClient returns a factory of clients on dsn whose connections
+// dial makes, for conformance.Harness.NewDialerClient: each opens a client
+// of the driver registered as name with lock.OpenDialer, and fails the
+// test if that fails. The suite closes the clients.
+func NewDialerClient(name, dsn string) func(t *testing.T, dial driver.DialFunc) *lock.Client {
+	return func(t *testing.T, dial driver.DialFunc) *lock.Client {
+		c, err := lock.OpenDialer(name, dsn, dial)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+}
+
 // Connect opens a connection of d's to dsn, for tests that talk to a
 // driver directly rather than through a lock.Client, and fails the test
 // if it cannot. The caller closes the connection.
