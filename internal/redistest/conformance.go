@@ -50,7 +50,7 @@ func Conformance(t *testing.T, name string, d driver.Driver) {
 
 func harness(name string, d driver.Driver, addrs []string, query string, faults conformance.Faults) conformance.Harness {
 	dsn := DSN(addrs, query)
-	return conformance.Harness{
+	h := conformance.Harness{
 		NewClient: func(t *testing.T) *lock.Client {
 			c, err := lock.Open(name, dsn)
 			if err != nil {
@@ -81,6 +81,16 @@ func harness(name string, d driver.Driver, addrs []string, query string, faults 
 			return c
 		},
 	}
+	if _, ok := d.(driver.DialerDriver); ok {
+		h.NewDialerClient = func(t *testing.T, dial driver.DialFunc) *lock.Client {
+			c, err := lock.OpenDialer(name, dsn, dial)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c
+		}
+	}
+	return h
 }
 
 // withPrefix returns query with its key_prefix, if any, replaced by
