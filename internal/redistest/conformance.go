@@ -13,6 +13,7 @@ import (
 	"github.com/distlock/lock"
 	"github.com/distlock/lock/conformance"
 	"github.com/distlock/lock/driver"
+	"github.com/distlock/lock/drivertest"
 	"github.com/distlock/lock/internal/testenv"
 )
 
@@ -199,7 +200,8 @@ func heldKeys(t *testing.T, addrs []string, prefix string) int {
 
 // TLSAndAuth checks the Redlock driver registered as name on a server of
 // the test's own that speaks only TLS and requires a password: with the
-// DSN's ca_file and the password, acquire and release work; without the CA,
+// DSN's ca_file and the password, acquire and release work, through
+// lock.OpenDialer's dial too; without the CA,
 // the server's certificate is refused; with a wrong password, the error
 // says so without showing either password.
 func TLSAndAuth(t *testing.T, name string) {
@@ -222,6 +224,9 @@ func TLSAndAuth(t *testing.T, name string) {
 	q := "node_timeout=5s" // a TLS handshake on a loaded machine can take more than 500ms; failures here are answers, not timeouts
 	if err := try(s.URL(s.Password, true, q)); err != nil {
 		t.Fatalf("TLS with the CA and the password: %v", err)
+	}
+	if err := drivertest.DialerWorks(t, name, s.URL(s.Password, true, q)); err != nil {
+		t.Errorf("TLS through lock.OpenDialer's dial: %v", err)
 	}
 	err := try(s.URL(s.Password, false, q))
 	if err == nil || !strings.Contains(err.Error(), "certificate") {
