@@ -96,6 +96,17 @@ var variants = map[string]variant{
 		},
 		caught: []string{"Drop_scratch"},
 	},
+	"wiredIntact": {
+		harness: wiredHarness(dialAll),
+	},
+	"dialerIgnored": {
+		harness: wiredHarness(dialNone),
+		caught:  []string{"Dialer_everyConnection", "Dialer_failing"},
+	},
+	"dialerForSome": {
+		harness: wiredHarness(dialFirst),
+		caught:  []string{"Dialer_everyConnection"},
+	},
 	"quorumIntact": {
 		harness: func(t *testing.T) conformance.Harness { return quorumHarness(t, quorumConfig{nodes: 5}) },
 	},

@@ -26,7 +26,12 @@
 // connections on scratch namespaces of the suite's naming, the suite
 // checks driver.Dropper: a Drop takes every key with it, held ones
 // included. If it gives [Harness.Faults], the
-// suite adds the fault cases of a quorum backend. Every case works on keys
+// suite adds the fault cases of a quorum backend. If it gives
+// [Harness.NewDialerClient], clients whose connections a dial of the
+// suite's makes, the suite checks driver.DialerDriver: every connection
+// goes through that dial, a client comes back after its connections are
+// cut, and a dial that always fails fails an acquisition in time, holding
+// nothing. Every case works on keys
 // of its own, so a backend can be shared with other tests. Cases run in
 // parallel. The suite checks lock.Election too, on the same harness: one
 // leader at a time, tokens increasing from term to term, a lost term's end

@@ -66,6 +66,12 @@ type Harness struct {
 	// driver.Inspector. The suite closes the connections and drops the
 	// namespaces.
 	NewScratchConn func(t *testing.T, name string) driver.Conn
+
+	// NewDialerClient, if set, opens a client on the same backend whose
+	// every connection is dialed by dial, and adds the Dialer cases. Drivers
+	// that implement driver.DialerDriver set it. The suite closes the
+	// clients it is given. It must be safe to call from parallel tests.
+	NewDialerClient func(t *testing.T, dial driver.DialFunc) *lock.Client
 }
 
 // Run runs the conformance suite as subtests of t.
@@ -115,6 +121,8 @@ func Run(t *testing.T, h Harness) {
 		{"Driver_transferLease", s.driverTransferLease},
 		{"Misconfigured_failsFast", s.misconfigured},
 		{"Drop_scratch", s.dropScratch},
+		{"Dialer_everyConnection", s.dialerEveryConnection},
+		{"Dialer_failing", s.dialerFailing},
 	}
 	cases = append(cases, s.semaphoreCases()...)
 	cases = append(cases, s.electionCases()...)
@@ -148,6 +156,14 @@ func (s *suite) client(t *testing.T) *lock.Client {
 	if c == nil {
 		t.Fatal("conformance: Harness.NewClient returned nil")
 	}
+	s.ready(t, c)
+	return c
+}
+
+// ready closes c when the test ends, logs its warnings to the test, and
+// waits until it has connected.
+func (s *suite) ready(t *testing.T, c *lock.Client) {
+	t.Helper()
 	t.Cleanup(func() { c.Close() })
 	c.SetLogger(slog.New(slog.NewTextHandler(t.Output(), nil)))
 	// Connect now, so that no case's timing includes a first connection.
@@ -158,7 +174,7 @@ func (s *suite) client(t *testing.T) *lock.Client {
 	for {
 		err := c.Ping(ctx)
 		if err == nil {
-			return c
+			return
 		}
 		if ctx.Err() != nil {
 			t.Fatalf("Ping of a new client: %v", err)

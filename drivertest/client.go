@@ -4,8 +4,11 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
+	"net"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -51,6 +54,52 @@ func NewClient(name, dsn string) func(t *testing.T) *lock.Client {
 		}
 		return c
 	}
+}
+
+// NewDialerClient returns a factory of clients on dsn whose connections
+// dial makes, for conformance.Harness.NewDialerClient: each opens a client
+// of the driver registered as name with lock.OpenDialer, and fails the
+// test if that fails. The suite closes the clients.
+func NewDialerClient(name, dsn string) func(t *testing.T, dial driver.DialFunc) *lock.Client {
+	return func(t *testing.T, dial driver.DialFunc) *lock.Client {
+		c, err := lock.OpenDialer(name, dsn, dial)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+}
+
+// DialerWorks checks lock.OpenDialer on a DSN the conformance suite does
+// not run on, a TLS one say: a client of the driver registered as name on
+// dsn, whose connections a dial of the test's makes, takes a key and gives
+// it back, and that dial was used. It returns the first error.
+func DialerWorks(t testing.TB, name, dsn string) error {
+	t.Helper()
+	var dials atomic.Int64
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dials.Add(1)
+		var d net.Dialer
+		return d.DialContext(ctx, network, addr)
+	}
+	c, err := lock.OpenDialer(name, dsn, dial)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	l, err := c.TryAcquire(ctx, "dialer-"+RandomHex(6))
+	if err != nil {
+		return err
+	}
+	if err := l.Release(ctx); err != nil {
+		return err
+	}
+	if dials.Load() == 0 {
+		return errors.New("the client worked without a dial through the dialer")
+	}
+	return nil
 }
 
 // Connect opens a connection of d's to dsn, for tests that talk to a

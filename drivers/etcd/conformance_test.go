@@ -17,8 +17,9 @@ func TestConformance(t *testing.T) {
 	c.healthy(t, 30*time.Second)
 	full := dsn(t)
 	conformance.Run(t, conformance.Harness{
-		NewClient: drivertest.NewClient("etcd", full),
-		NewConn:   func(t *testing.T) driver.Conn { return drivertest.Connect(t, etcd.Driver{}, full) },
+		NewClient:       drivertest.NewClient("etcd", full),
+		NewDialerClient: drivertest.NewDialerClient("etcd", full),
+		NewConn:         func(t *testing.T) driver.Conn { return drivertest.Connect(t, etcd.Driver{}, full) },
 		NewScratchConn: func(t *testing.T, name string) driver.Conn {
 			return drivertest.Connect(t, etcd.Driver{}, dsnWithPrefix(t, name+"/"))
 		},

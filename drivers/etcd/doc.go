@@ -27,6 +27,10 @@
 // a malformed DSN without contacting the cluster; no error and no String
 // method shows the password.
 //
+// The driver takes a dialer (driver.DialerDriver): with lock.OpenDialer,
+// every connection to a member, the watches' included, is dialed by the
+// caller's dial, and TLS runs over it.
+//
 // A connection implements driver.Dropper: Drop deletes every key that
 // starts with its prefix, held locks included, for tools that work under a
 // scratch prefix of their own (end it with a '/', so that it holds no

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"os"
 	"strings"
 	"time"
@@ -26,14 +27,30 @@ func init() {
 // the one registered as "etcd".
 type Driver struct{}
 
+var _ driver.DialerDriver = Driver{}
+
 // OpenConnector parses dsn (see the package documentation) without
 // contacting the cluster.
-func (Driver) OpenConnector(dsn string) (driver.Connector, error) {
+func (d Driver) OpenConnector(dsn string) (driver.Connector, error) {
+	return d.OpenConnectorDialer(dsn, nil)
+}
+
+// OpenConnectorDialer is OpenConnector, with every connection to a member
+// dialed by dial (nil means gRPC's own dialing): those of the clients of
+// each member and of the client of all members, which carries the
+// watches. TLS runs over it.
+func (Driver) OpenConnectorDialer(dsn string, dial driver.DialFunc) (driver.Connector, error) {
 	s, err := parseDSN(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("etcd: %w", err)
 	}
-	return &Connector{s: s, cfg: s.cfg.withDefaults()}, nil
+	c := &Connector{s: s, cfg: s.cfg.withDefaults()}
+	if dial != nil {
+		c.dialOptions = []grpc.DialOption{grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
+			return dial(ctx, "tcp", addr)
+		})}
+	}
+	return c, nil
 }
 
 // The defaults of [Config].
@@ -94,7 +111,7 @@ type Connector struct {
 	s      *settings        // from a DSN
 	cfg    Config
 
-	dialOptions []grpc.DialOption // tests add an interceptor here
+	dialOptions []grpc.DialOption // the caller's dial, if any; tests add an interceptor here
 }
 
 var _ driver.Connector = (*Connector)(nil)

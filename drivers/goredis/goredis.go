@@ -27,6 +27,10 @@
 // cluster clients; give them ContextTimeoutEnabled: true. redlock's Drop
 // (driver.Dropper) refuses a cluster client or a ring given to New, whose
 // keys one SCAN does not reach.
+//
+// The driver takes a dialer (driver.DialerDriver): with lock.OpenDialer,
+// every connection to a node, publish/subscribe ones included, is dialed
+// by the caller's dial, and TLS runs over it.
 package goredis
 
 import (
@@ -56,12 +60,20 @@ func init() {
 // Driver is the goredis driver, registered as "goredis".
 type Driver struct{}
 
+var _ driver.DialerDriver = Driver{}
+
 // OpenConnector parses dsn; it does not contact the nodes. It routes
 // go-redis's process-wide log to slog.Default at debug level (see log.go).
-func (Driver) OpenConnector(dsn string) (driver.Connector, error) {
+func (d Driver) OpenConnector(dsn string) (driver.Connector, error) {
+	return d.OpenConnectorDialer(dsn, nil)
+}
+
+// OpenConnectorDialer is OpenConnector, with every connection to a node
+// dialed by dial (nil means net.Dialer's); TLS runs over it.
+func (Driver) OpenConnectorDialer(dsn string, dial driver.DialFunc) (driver.Connector, error) {
 	quiet()
 	return redlock.NewDSNConnector(dsn, func(i int, raw string) (func() redlock.Node, error) {
-		o, err := clientOptions(raw)
+		o, err := clientOptions(raw, dial)
 		if err != nil {
 			return nil, fmt.Errorf("goredis: URL #%d of the DSN: %w", i+1, err)
 		}
@@ -80,8 +92,9 @@ var params = dsn.Params{
 }
 
 // clientOptions returns the options of a client for one node's URL:
-// go-redis parses it, once the driver's own parameters are out.
-func clientOptions(raw string) (*redis.Options, error) {
+// go-redis parses it, once the driver's own parameters are out. Its
+// connections are dialed by dial (nil means net.Dialer's).
+func clientOptions(raw string, dial driver.DialFunc) (*redis.Options, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return nil, errors.New("malformed URL") // never quote it: it may hold a password
@@ -114,11 +127,12 @@ func clientOptions(raw string) (*redis.Options, error) {
 	if !q.Has("dialer_retries") {
 		o.DialerRetries = 1
 	}
-	o.Dialer = dialer(o)
+	o.Dialer = dialer(o, dial)
 	return o, nil
 }
 
-// dialer dials the node's connections, with TLS if o says so, under the
+// dialer dials the node's connections with dial (nil means a net.Dialer
+// of o's dial timeout), with TLS if o says so, under the
 // dial's context (go-redis's own TLS dialer does not follow it), and
 // watches each until its first reply for a TLS mismatch (see
 // redisdial.WatchFirstReply). Its plain connections hide their file descriptor
@@ -127,15 +141,19 @@ func clientOptions(raw string) (*redis.Options, error) {
 // already does for TLS connections). A connection that died while idle
 // then fails its next command: one node's error in one round, which the
 // quorum absorbs and the next attempt does not see.
-func dialer(o *redis.Options) func(ctx context.Context, network, addr string) (net.Conn, error) {
-	d := &net.Dialer{Timeout: o.DialTimeout, KeepAlive: 5 * time.Minute}
+func dialer(o *redis.Options, dial driver.DialFunc) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	if dial == nil {
+		dial = (&net.Dialer{Timeout: o.DialTimeout, KeepAlive: 5 * time.Minute}).DialContext
+	} else if o.DialTimeout > 0 {
+		dial = withTimeout(dial, o.DialTimeout)
+	}
 	cfg := o.TLSConfig
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := d.DialContext(ctx, network, addr)
+		c, err := dial(ctx, network, addr)
 		if err != nil {
 			return nil, err
 		}
-		w := redisdial.WatchFirstReply(c, addr, cfg != nil)
+		w := redisdial.WatchFirstReply(c, addr, cfg != nil, dial)
 		if cfg == nil {
 			return w, nil
 		}
@@ -150,6 +168,16 @@ func dialer(o *redis.Options) func(ctx context.Context, network, addr string) (n
 			return nil, err
 		}
 		return tc, nil
+	}
+}
+
+// withTimeout is dial, bounded by timeout as a net.Dialer's Timeout
+// bounds its dials.
+func withTimeout(dial driver.DialFunc, timeout time.Duration) driver.DialFunc {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		ctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		return dial(ctx, network, addr)
 	}
 }
 

@@ -15,7 +15,7 @@ import (
 func TestNode_hungServer(t *testing.T) {
 	addrs := redistest.Servers(t)
 	redistest.HungNode(t, func(t *testing.T) redlock.Node {
-		o, err := clientOptions("redis://" + addrs[0]) // the driver's options
+		o, err := clientOptions("redis://"+addrs[0], nil) // the driver's options
 		if err != nil {
 			t.Fatal(err)
 		}

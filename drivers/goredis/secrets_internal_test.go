@@ -16,7 +16,7 @@ import (
 func TestSecrets_nodeNeverPrinted(t *testing.T) {
 	sc := secrettest.New(t)
 	addr := secrettest.ClosedAddr(t)
-	o, err := clientOptions("redis://u:" + secrettest.Password + "@" + addr + "/2?dial_timeout=1s")
+	o, err := clientOptions("redis://u:"+secrettest.Password+"@"+addr+"/2?dial_timeout=1s", nil)
 	if err != nil {
 		t.Fatalf("clientOptions: %s", secrettest.Elide(err.Error()))
 	}

@@ -17,8 +17,9 @@ func TestConformance(t *testing.T) {
 	dsn := dsnFor(t, uri)
 	dsn = drivertest.WithParams(dsn, "distlock_create_collection", "false")
 	conformance.Run(t, conformance.Harness{
-		NewClient: drivertest.NewClient("mongodb", dsn),
-		NewConn:   func(t *testing.T) driver.Conn { return drivertest.Connect(t, mongodb.Driver{}, dsn) },
+		NewClient:       drivertest.NewClient("mongodb", dsn),
+		NewDialerClient: drivertest.NewDialerClient("mongodb", dsn),
+		NewConn:         func(t *testing.T) driver.Conn { return drivertest.Connect(t, mongodb.Driver{}, dsn) },
 		NewScratchConn: func(t *testing.T, name string) driver.Conn {
 			return drivertest.Connect(t, mongodb.Driver{}, drivertest.WithParams(uri, "distlock_database", testDB, "distlock_collection", name))
 		},

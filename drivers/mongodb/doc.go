@@ -15,6 +15,11 @@
 // connector to lock.OpenConnector. Otherwise each lock.Client gets a
 // mongo.Client of its own.
 //
+// The driver takes a dialer (driver.DialerDriver): with lock.OpenDialer,
+// every connection to a server, the monitors' and those to the members the
+// client discovers included, is dialed by the caller's dial, and TLS runs
+// over it.
+//
 // The DSN is a mongodb:// connection string, with every option of the Go
 // driver, and these of the driver's own (any other distlock_ parameter is
 // an error):

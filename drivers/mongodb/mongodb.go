@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"regexp"
 	"strings"
 	"time"
@@ -31,14 +32,34 @@ const (
 // uses the one registered as "mongodb".
 type Driver struct{}
 
+var _ driver.DialerDriver = Driver{}
+
 // OpenConnector parses dsn (see the package documentation) without
 // contacting the server.
-func (Driver) OpenConnector(dsn string) (driver.Connector, error) {
+func (d Driver) OpenConnector(dsn string) (driver.Connector, error) {
+	return d.OpenConnectorDialer(dsn, nil)
+}
+
+// OpenConnectorDialer is OpenConnector, with every connection to a server
+// dialed by dial (nil means the Go driver's own dialer): the pools' and
+// the monitors' connections, to every member the client discovers, and
+// TLS runs over it.
+func (Driver) OpenConnectorDialer(dsn string, dial driver.DialFunc) (driver.Connector, error) {
 	s, err := parseDSN(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("mongodb: %w", err)
 	}
+	if dial != nil {
+		s.client.SetDialer(dialFunc(dial))
+	}
 	return newConnector(nil, s.client, s.config)
+}
+
+// dialFunc is a driver.DialFunc as the Go driver's options.ContextDialer.
+type dialFunc driver.DialFunc
+
+func (d dialFunc) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	return d(ctx, network, addr)
 }
 
 // Config is the driver's own configuration, for [New]. Its zero value asks

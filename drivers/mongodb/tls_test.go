@@ -60,6 +60,9 @@ func TestTLSAndPassword(t *testing.T) {
 	if err := try(uri); err != nil {
 		t.Fatalf("TLS with the CA and the password: %v", err)
 	}
+	if err := drivertest.DialerWorks(t, "mongodb", drivertest.WithParams(uri, "distlock_database", testDB, "distlock_collection", coll)); err != nil {
+		t.Errorf("TLS through lock.OpenDialer's dial: %v", err)
+	}
 	admin := adminClient(t, uri)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -20,8 +20,9 @@ const conformanceTTL = time.Second
 func TestConformance(t *testing.T) {
 	full := withTable(t, server(t))
 	conformance.Run(t, conformance.Harness{
-		NewClient: func(t *testing.T) *lock.Client { return drivertest.OpenPinged(t, "mysql", full) },
-		NewConn:   func(t *testing.T) driver.Conn { return drivertest.Connect(t, mysqldriver.Driver{}, full) },
+		NewClient:       func(t *testing.T) *lock.Client { return drivertest.OpenPinged(t, "mysql", full) },
+		NewDialerClient: drivertest.NewDialerClient("mysql", full),
+		NewConn:         func(t *testing.T) driver.Conn { return drivertest.Connect(t, mysqldriver.Driver{}, full) },
 		NewScratchConn: func(t *testing.T, name string) driver.Conn {
 			return drivertest.Connect(t, mysqldriver.Driver{}, drivertest.WithParams(server(t), "distlock_table", name))
 		},

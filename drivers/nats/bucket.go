@@ -221,7 +221,11 @@ func (c *conn) checkFsync(ctx context.Context) *driver.Finding {
 		return unread(err)
 	}
 	req.Close = true // one request now and then: keep no idle connection behind
-	resp, err := http.DefaultClient.Do(req)
+	client := http.DefaultClient
+	if c.cfg.dial != nil {
+		client = &http.Client{Transport: &http.Transport{DialContext: c.cfg.dial}}
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		return unread(err)
 	}

@@ -16,8 +16,9 @@ func TestConformance(t *testing.T) {
 	c.healthy(t)
 	full := dsn(t)
 	conformance.Run(t, conformance.Harness{
-		NewClient: drivertest.NewClient("nats", full),
-		NewConn:   func(t *testing.T) driver.Conn { return drivertest.Connect(t, nats.Driver{}, full) },
+		NewClient:       drivertest.NewClient("nats", full),
+		NewDialerClient: drivertest.NewDialerClient("nats", full),
+		NewConn:         func(t *testing.T) driver.Conn { return drivertest.Connect(t, nats.Driver{}, full) },
 		NewScratchConn: func(t *testing.T, name string) driver.Conn {
 			return drivertest.Connect(t, nats.Driver{}, server(t)+"?"+drivertest.Query("bucket", name,
 				"attempt_timeout", timeouts.Attempt.String(), "request_timeout", timeouts.Request.String()))

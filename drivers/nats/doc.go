@@ -35,6 +35,11 @@
 // lock.Open reports a malformed DSN without contacting a server; no error
 // and no String method shows the password or the token.
 //
+// The driver takes a dialer (driver.DialerDriver): with lock.OpenDialer,
+// every connection to a server, to those the cluster announces and to the
+// monitoring URL included, is dialed by the caller's dial, and TLS runs
+// over it.
+//
 // Connect, and Ping, check what a client can read of the bucket. A bucket
 // without TTLs per key, with a TTL of its own, or that is a mirror or
 // sealed is refused, with an error matching lock.ErrMisconfigured, as is

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"strings"
 	"time"
 
@@ -22,14 +23,44 @@ func init() {
 // uses the one registered as "nats".
 type Driver struct{}
 
+var _ driver.DialerDriver = Driver{}
+
 // OpenConnector parses dsn (see the package documentation) without
 // contacting a server.
-func (Driver) OpenConnector(dsn string) (driver.Connector, error) {
+func (d Driver) OpenConnector(dsn string) (driver.Connector, error) {
+	return d.OpenConnectorDialer(dsn, nil)
+}
+
+// OpenConnectorDialer is OpenConnector, with every connection to a server
+// dialed by dial (nil means nats.go's own dialer): to the DSN's servers
+// and to those the cluster announces, reconnections included, and to the
+// monitoring URL. Each dial to a server is bounded by the DSN's dial
+// timeout, and TLS runs over it.
+func (Driver) OpenConnectorDialer(dsn string, dial driver.DialFunc) (driver.Connector, error) {
 	s, cfg, err := parseDSN(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("nats: %w", err)
 	}
-	return &Connector{s: s, cfg: cfg.withDefaults()}, nil
+	cfg = cfg.withDefaults()
+	cfg.dial = dial
+	return &Connector{s: s, cfg: cfg}, nil
+}
+
+// customDialer is nats.CustomDialer over a driver.DialFunc: nats.go's Dial
+// takes no context, so each dial gets timeout.
+type customDialer struct {
+	dial    driver.DialFunc
+	timeout time.Duration
+}
+
+func (d customDialer) Dial(network, addr string) (net.Conn, error) {
+	ctx := context.Background()
+	if d.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d.timeout)
+		defer cancel()
+	}
+	return d.dial(ctx, network, addr)
 }
 
 // The defaults of [Config].
@@ -74,6 +105,10 @@ type Config struct {
 
 	// Logger receives the warnings of Connect. Nil means slog.Default().
 	Logger *slog.Logger
+
+	// dial, if not nil, dials every connection of a connector opened by
+	// DSN: to the servers and to the monitoring URL.
+	dial driver.DialFunc
 }
 
 func (c Config) withDefaults() Config {
@@ -217,6 +252,9 @@ func (c *Connector) options() (nats.Options, error) {
 	o.AllowReconnect = true
 	o.User, o.Password, o.Token = c.s.user, c.s.password, c.s.token
 	o.NoCallbacksAfterClientClose = true
+	if c.cfg.dial != nil {
+		o.CustomDialer = customDialer{dial: c.cfg.dial, timeout: c.s.dial}
+	}
 	tc, err := c.s.tlsConfig()
 	if err != nil {
 		return o, err

@@ -36,7 +36,8 @@ func TestConformance(t *testing.T) {
 			}
 			return c
 		},
-		NewConn: func(t *testing.T) driver.Conn { return drivertest.Connect(t, postgres.Driver{}, full) },
+		NewDialerClient: drivertest.NewDialerClient("postgres", full),
+		NewConn:         func(t *testing.T) driver.Conn { return drivertest.Connect(t, postgres.Driver{}, full) },
 		NewScratchConn: func(t *testing.T, name string) driver.Conn {
 			return drivertest.Connect(t, postgres.Driver{}, drivertest.WithParams(dsn, "distlock_table", name))
 		},

@@ -18,6 +18,10 @@
 // need them at once. Either way a client takes one more connection, to
 // listen on, the first time it waits for a key.
 //
+// The driver takes a dialer (driver.DialerDriver): with lock.OpenDialer,
+// every connection to the server, the listening one included, is dialed by
+// the caller's dial, and TLS runs over it.
+//
 // The DSN is anything pgx accepts: a postgres:// or postgresql:// URL or a
 // keyword/value string, with pgxpool's pool_* parameters. It must name its
 // server, a host and a database (postgres://host/dbname, or host=...

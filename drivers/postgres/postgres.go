@@ -12,6 +12,7 @@ import (
 	"github.com/distlock/lock"
 	"github.com/distlock/lock/driver"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -23,12 +24,28 @@ func init() {
 // uses the one registered as "postgres".
 type Driver struct{}
 
+var _ driver.DialerDriver = Driver{}
+
 // OpenConnector parses dsn (see the package documentation) without
 // contacting the server.
-func (Driver) OpenConnector(dsn string) (driver.Connector, error) {
+func (d Driver) OpenConnector(dsn string) (driver.Connector, error) {
+	return d.OpenConnectorDialer(dsn, nil)
+}
+
+// OpenConnectorDialer is OpenConnector, with every connection to the
+// server dialed by dial (nil means pgx's own dialing). The pool's
+// connections, the one that listens for releases and pgx's cancel
+// requests all go through it, to each host of a multi-host DSN, and TLS
+// runs over it. Host names reach dial unresolved.
+func (Driver) OpenConnectorDialer(dsn string, dial driver.DialFunc) (driver.Connector, error) {
 	s, err := parseDSN(dsn)
 	if err != nil {
 		return nil, err
+	}
+	if dial != nil {
+		cc := s.pool.ConnConfig
+		cc.DialFunc = pgconn.DialFunc(dial)
+		cc.LookupFunc = func(_ context.Context, host string) ([]string, error) { return []string{host}, nil }
 	}
 	c, err := newConnector(nil, s.pool, s.config)
 	if err != nil {

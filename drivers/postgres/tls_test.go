@@ -37,6 +37,9 @@ func TestTLSAndPassword(t *testing.T) {
 	if err := try(dsn); err != nil {
 		t.Fatalf("verify-full with the CA and the password: %v", err)
 	}
+	if err := drivertest.DialerWorks(t, "postgres", drivertest.WithParams(dsn, "distlock_table", table)); err != nil {
+		t.Errorf("verify-full through lock.OpenDialer's dial: %v", err)
+	}
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/distlock/lock/driver"
 	"github.com/distlock/lock/driver/dsn"
 	"github.com/distlock/lock/drivers/internal/redisdial"
 	"github.com/distlock/lock/drivers/internal/tlsfile"
@@ -65,6 +66,7 @@ type endpoint struct {
 	dialTimeout  time.Duration
 	writeTimeout time.Duration
 	opts         []redis.DialOption // every dial's options but the timeouts
+	netDial      driver.DialFunc    // dials the TCP connections; nil means net.Dialer's
 
 	maxIdle, maxActive int
 	idleTimeout        time.Duration
@@ -206,15 +208,19 @@ func (e *endpoint) dial(ctx context.Context, read, write time.Duration) (redis.C
 	return c, nil
 }
 
-// dialTCP dials the TCP connection under a connection to e, and watches
+// dialTCP dials the TCP connection under a connection to e, with the
+// caller's dial if the DSN came with one, and watches
 // it until its first reply for a TLS mismatch (see redisdial.WatchFirstReply).
 func (e *endpoint) dialTCP(ctx context.Context, network, addr string) (net.Conn, error) {
-	d := net.Dialer{KeepAlive: 5 * time.Minute} // redigo's default; ctx bounds the dial
-	c, err := d.DialContext(ctx, network, addr)
+	dial := e.netDial
+	if dial == nil {
+		dial = (&net.Dialer{KeepAlive: 5 * time.Minute}).DialContext // redigo's default; ctx bounds the dial
+	}
+	c, err := dial(ctx, network, addr)
 	if err != nil {
 		return nil, err
 	}
-	return redisdial.WatchFirstReply(c, addr, e.overTLS), nil
+	return redisdial.WatchFirstReply(c, addr, e.overTLS, dial), nil
 }
 
 // scrub makes sure that an error does not repeat e's URL, which may hold

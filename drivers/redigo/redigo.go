@@ -43,6 +43,10 @@
 // other way round), fails an acquisition at once with an error matching
 // lock.ErrMisconfigured.
 //
+// The driver takes a dialer (driver.DialerDriver): with lock.OpenDialer,
+// every connection to a node, the waiters' ones included, is dialed by the
+// caller's dial, and TLS runs over it.
+//
 // [New] takes pools you built.
 package redigo
 
@@ -64,14 +68,23 @@ func init() {
 // Driver is the redigo driver, registered as "redigo".
 type Driver struct{}
 
+var _ driver.DialerDriver = Driver{}
+
 // OpenConnector parses dsn; it does not contact the nodes.
-func (Driver) OpenConnector(dsn string) (driver.Connector, error) {
+func (d Driver) OpenConnector(dsn string) (driver.Connector, error) {
+	return d.OpenConnectorDialer(dsn, nil)
+}
+
+// OpenConnectorDialer is OpenConnector, with every connection to a node
+// dialed by dial (nil means net.Dialer's); TLS runs over it.
+func (Driver) OpenConnectorDialer(dsn string, dial driver.DialFunc) (driver.Connector, error) {
 	seen := make(map[string]int)
 	return redlock.NewDSNConnector(dsn, func(i int, raw string) (func() redlock.Node, error) {
 		e, err := parseURL(i, raw)
 		if err != nil {
 			return nil, err
 		}
+		e.netDial = dial
 		if j, dup := seen[e.addr]; dup {
 			return nil, fmt.Errorf("redigo: URLs #%d and #%d of the DSN are the same server %s: the nodes must be independent masters", j+1, i+1, e.addr)
 		}

@@ -29,5 +29,9 @@
 // URL does not (or the other way round), fails an acquisition at once with
 // an error matching lock.ErrMisconfigured.
 //
+// The driver takes a dialer (driver.DialerDriver): with lock.OpenDialer,
+// every connection to a node, the publish/subscribe ones included, is
+// dialed by the caller's dial, and TLS runs over it.
+//
 // [New] takes clients you built; rueidis honours context deadlines.
 package rueidis

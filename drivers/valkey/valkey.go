@@ -15,8 +15,16 @@ func init() {
 // Driver is the valkey driver, registered as "valkey".
 type Driver struct{}
 
+var _ driver.DialerDriver = Driver{}
+
 // OpenConnector parses dsn; it does not contact the nodes.
 func (Driver) OpenConnector(dsn string) (driver.Connector, error) { return library.OpenConnector(dsn) }
+
+// OpenConnectorDialer is OpenConnector, with every connection to a node
+// dialed by dial (nil means the client's own); TLS runs over it.
+func (Driver) OpenConnectorDialer(dsn string, dial driver.DialFunc) (driver.Connector, error) {
+	return library.OpenConnectorDialer(dsn, dial)
+}
 
 // New returns a connector over valkey-go clients you built, one per
 // independent master; pass it to lock.OpenConnector. Closing the lock

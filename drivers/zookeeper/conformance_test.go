@@ -17,8 +17,9 @@ func TestConformance(t *testing.T) {
 	e.healthy(t, 30*time.Second)
 	full, _ := dsn(t)
 	conformance.Run(t, conformance.Harness{
-		NewClient: drivertest.NewClient("zookeeper", full),
-		NewConn:   func(t *testing.T) driver.Conn { return drivertest.Connect(t, zookeeper.Driver{}, full) },
+		NewClient:       drivertest.NewClient("zookeeper", full),
+		NewDialerClient: drivertest.NewDialerClient("zookeeper", full),
+		NewConn:         func(t *testing.T) driver.Conn { return drivertest.Connect(t, zookeeper.Driver{}, full) },
 		NewScratchConn: func(t *testing.T, name string) driver.Conn {
 			return drivertest.Connect(t, zookeeper.Driver{}, dsnAt(t, "/distlock-test/"+name))
 		},

@@ -27,6 +27,10 @@
 // reports a malformed DSN without contacting the ensemble; no error and no
 // String method shows the password.
 //
+// The driver takes a dialer (driver.DialerDriver): with lock.OpenDialer,
+// every connection of every session, to every member, is dialed by the
+// caller's dial.
+//
 // A connection implements driver.Dropper: Drop deletes its chroot node and
 // everything under it, held locks included, for tools that work in a
 // scratch chroot of their own; the chroot's ancestors stay. It refuses,

@@ -71,13 +71,25 @@ func (c *Connector) negotiate(ctx context.Context, asked time.Duration) (time.Du
 	return time.Duration(s.negotiated.Load()) * time.Millisecond, nil
 }
 
+// dialMember dials a member within timeout, through the caller's dial if
+// the connector has one: go-zookeeper's dialer takes a timeout, not a
+// context.
+func (c *Connector) dialMember(network, addr string, timeout time.Duration) (net.Conn, error) {
+	if c.dial == nil {
+		return net.DialTimeout(network, addr, timeout)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	return c.dial(ctx, network, addr)
+}
+
 // connect opens a session, asking for timeout, on connections that a
 // member's silence of stall ends, and waits for the ensemble to grant it;
 // it authenticates if the DSN names a user.
 func (c *Connector) connect(ctx context.Context, timeout, stall time.Duration) (*session, error) {
 	s := &session{owned: true}
 	dial := func(network, addr string, t time.Duration) (net.Conn, error) {
-		nc, err := net.DialTimeout(network, addr, min(t, c.cfg.MemberTimeout))
+		nc, err := c.dialMember(network, addr, min(t, c.cfg.MemberTimeout))
 		if err != nil {
 			return nil, err
 		}

@@ -29,14 +29,23 @@ const (
 // lock.Open uses the one registered as "zookeeper".
 type Driver struct{}
 
+var _ driver.DialerDriver = Driver{}
+
 // OpenConnector parses dsn (see the package documentation) without
 // contacting the ensemble.
-func (Driver) OpenConnector(dsn string) (driver.Connector, error) {
+func (d Driver) OpenConnector(dsn string) (driver.Connector, error) {
+	return d.OpenConnectorDialer(dsn, nil)
+}
+
+// OpenConnectorDialer is OpenConnector, with every connection to a member,
+// of every session, dialed by dial (nil means net.Dialer's), under the
+// timeout that go-zookeeper gives a dial.
+func (Driver) OpenConnectorDialer(dsn string, dial driver.DialFunc) (driver.Connector, error) {
 	s, err := parseDSN(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("zookeeper: %w", err)
 	}
-	return &Connector{s: s, cfg: s.cfg.withDefaults()}, nil
+	return &Connector{s: s, cfg: s.cfg.withDefaults(), dial: dial}, nil
 }
 
 // Config is the driver's own configuration, for [New]; a DSN sets the
@@ -126,6 +135,8 @@ type Connector struct {
 	zc  *zk.Conn  // the caller's, from New; nil otherwise
 	s   *settings // from a DSN
 	cfg Config
+
+	dial driver.DialFunc // dials the members; nil means net.Dialer's
 }
 
 var _ driver.Connector = (*Connector)(nil)

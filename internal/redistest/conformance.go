@@ -13,6 +13,7 @@ import (
 	"github.com/distlock/lock"
 	"github.com/distlock/lock/conformance"
 	"github.com/distlock/lock/driver"
+	"github.com/distlock/lock/drivertest"
 	"github.com/distlock/lock/internal/testenv"
 )
 
@@ -50,7 +51,7 @@ func Conformance(t *testing.T, name string, d driver.Driver) {
 
 func harness(name string, d driver.Driver, addrs []string, query string, faults conformance.Faults) conformance.Harness {
 	dsn := DSN(addrs, query)
-	return conformance.Harness{
+	h := conformance.Harness{
 		NewClient: func(t *testing.T) *lock.Client {
 			c, err := lock.Open(name, dsn)
 			if err != nil {
@@ -81,6 +82,16 @@ func harness(name string, d driver.Driver, addrs []string, query string, faults 
 			return c
 		},
 	}
+	if _, ok := d.(driver.DialerDriver); ok {
+		h.NewDialerClient = func(t *testing.T, dial driver.DialFunc) *lock.Client {
+			c, err := lock.OpenDialer(name, dsn, dial)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c
+		}
+	}
+	return h
 }
 
 // withPrefix returns query with its key_prefix, if any, replaced by
@@ -189,7 +200,8 @@ func heldKeys(t *testing.T, addrs []string, prefix string) int {
 
 // TLSAndAuth checks the Redlock driver registered as name on a server of
 // the test's own that speaks only TLS and requires a password: with the
-// DSN's ca_file and the password, acquire and release work; without the CA,
+// DSN's ca_file and the password, acquire and release work, through
+// lock.OpenDialer's dial too; without the CA,
 // the server's certificate is refused; with a wrong password, the error
 // says so without showing either password.
 func TLSAndAuth(t *testing.T, name string) {
@@ -212,6 +224,9 @@ func TLSAndAuth(t *testing.T, name string) {
 	q := "node_timeout=5s" // a TLS handshake on a loaded machine can take more than 500ms; failures here are answers, not timeouts
 	if err := try(s.URL(s.Password, true, q)); err != nil {
 		t.Fatalf("TLS with the CA and the password: %v", err)
+	}
+	if err := drivertest.DialerWorks(t, name, s.URL(s.Password, true, q)); err != nil {
+		t.Errorf("TLS through lock.OpenDialer's dial: %v", err)
 	}
 	err := try(s.URL(s.Password, false, q))
 	if err == nil || !strings.Contains(err.Error(), "certificate") {

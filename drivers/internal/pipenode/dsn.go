@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/url"
 
+	"github.com/distlock/lock/driver"
 	"github.com/distlock/lock/driver/dsn"
 	"github.com/distlock/lock/drivers/internal/redisdial"
 	"github.com/distlock/lock/drivers/internal/tlsfile"
@@ -53,6 +54,9 @@ type URL struct {
 	Raw string
 	// RootCAs are the CAs of ca_file, or nil for the system's.
 	RootCAs *x509.CertPool
+	// NetDial, if not nil, dials the node's connections instead of the
+	// client's net.Dialer.
+	NetDial driver.DialFunc
 }
 
 // parseURL takes the driver's own parameters out of a node's URL.
@@ -87,16 +91,24 @@ func parseURL(raw string) (URL, error) {
 	return out, nil
 }
 
-// Dial is the clients' DialCtxFn for the node of u: it dials addr with d,
-// watches the connection until its first reply for a TLS mismatch (see
+// Dial is the clients' DialCtxFn for the node of u: it dials addr with
+// u.NetDial, or else d, watches the connection until its first reply for a TLS mismatch (see
 // redisdial.WatchFirstReply), and speaks TLS over it if cfg is not nil,
 // trusting the CAs of ca_file if the URL names one.
 func (u URL) Dial(ctx context.Context, addr string, d *net.Dialer, cfg *tls.Config) (net.Conn, error) {
-	c, err := d.DialContext(ctx, "tcp", addr)
+	dial := u.NetDial
+	if dial == nil {
+		dial = d.DialContext
+	} else if d.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d.Timeout) // the client's dial_timeout, which its net.Dialer would apply
+		defer cancel()
+	}
+	c, err := dial(ctx, "tcp", addr)
 	if err != nil {
 		return nil, err
 	}
-	w := redisdial.WatchFirstReply(c, addr, cfg != nil)
+	w := redisdial.WatchFirstReply(c, addr, cfg != nil, dial)
 	if cfg == nil {
 		return w, nil
 	}

@@ -152,8 +152,15 @@ func do[B builder[A, S, U], A arbitrary[A, Cmd], S, U, Cmd any, R result](ctx co
 // URLs, one per node, with the algorithm's parameters (redlock.ParseDSN)
 // and ca_file. Its nodes open their clients at their first request.
 func (l *Library[O, C]) OpenConnector(dsn string) (driver.Connector, error) {
+	return l.OpenConnectorDialer(dsn, nil)
+}
+
+// OpenConnectorDialer is OpenConnector, with every connection of the
+// nodes' clients, their publish/subscribe ones included, dialed by dial
+// (nil means the clients' own net.Dialer). TLS runs over it.
+func (l *Library[O, C]) OpenConnectorDialer(dsn string, dial driver.DialFunc) (driver.Connector, error) {
 	return redlock.NewDSNConnector(dsn, func(i int, raw string) (func() redlock.Node, error) {
-		newNode, err := l.nodes(raw)
+		newNode, err := l.nodes(raw, dial)
 		if err != nil {
 			return nil, fmt.Errorf("%s: URL #%d of the DSN: %w", l.name, i+1, err)
 		}
@@ -164,7 +171,7 @@ func (l *Library[O, C]) OpenConnector(dsn string) (driver.Connector, error) {
 // Node returns a node of one of a DSN's URLs, without the algorithm's
 // parameters, that opens its client at its first request.
 func (l *Library[O, C]) Node(raw string) (redlock.Node, error) {
-	newNode, err := l.nodes(raw)
+	newNode, err := l.nodes(raw, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -172,12 +179,13 @@ func (l *Library[O, C]) Node(raw string) (redlock.Node, error) {
 }
 
 // nodes parses a node's URL, and returns a function that makes a node of
-// it.
-func (l *Library[O, C]) nodes(raw string) (func() redlock.Node, error) {
+// it, whose connections dial dials (nil: the client's own dialer).
+func (l *Library[O, C]) nodes(raw string, dial driver.DialFunc) (func() redlock.Node, error) {
 	u, err := parseURL(raw)
 	if err != nil {
 		return nil, err
 	}
+	u.NetDial = dial
 	o, err := l.parse(u.Raw)
 	if err != nil {
 		return nil, err

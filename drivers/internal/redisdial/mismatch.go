@@ -55,15 +55,21 @@ type firstReply struct {
 	net.Conn
 	addr    string
 	overTLS bool
-	replied bool // the server sent something: nothing more to watch (read on Read's goroutine only)
+	dial    driver.DialFunc // the probes' dial
+	replied bool            // the server sent something: nothing more to watch (read on Read's goroutine only)
 }
 
 // WatchFirstReply returns c, a new connection to addr, watched until the
 // server's first reply; overTLS if it will carry TLS. A sign of a TLS
 // mismatch then makes the connection fail with an error that matches
-// driver.ErrMisconfigured.
-func WatchFirstReply(c net.Conn, addr string, overTLS bool) net.Conn {
-	return &firstReply{Conn: c, addr: addr, overTLS: overTLS}
+// driver.ErrMisconfigured. The connections that ask the server in the
+// other protocol are dialed by dial, the one that dialed c (nil means
+// net.Dialer's).
+func WatchFirstReply(c net.Conn, addr string, overTLS bool, dial driver.DialFunc) net.Conn {
+	if dial == nil {
+		dial = (&net.Dialer{}).DialContext
+	}
+	return &firstReply{Conn: c, addr: addr, overTLS: overTLS, dial: dial}
 }
 
 func (c *firstReply) Read(p []byte) (int, error) {
@@ -76,7 +82,7 @@ func (c *firstReply) Read(p []byte) (int, error) {
 		n, err = c.readHandshake(p)
 	} else {
 		n, err = c.Conn.Read(p)
-		if n == 0 && closedEarly(err) && speaksTLS(c.addr) {
+		if n == 0 && closedEarly(err) && speaksTLS(c.dial, c.addr) {
 			err = errServerWantsTLS
 		}
 	}
@@ -95,7 +101,7 @@ func (c *firstReply) readHandshake(p []byte) (int, error) {
 	probed := make(chan struct{})
 	probe := time.AfterFunc(probeAfter, func() {
 		defer close(probed)
-		if speaksPlain(ctx, c.addr) {
+		if speaksPlain(ctx, c.dial, c.addr) {
 			plain.Store(true)
 			c.Conn.Close() // ends the read
 		}
@@ -119,13 +125,17 @@ func closedEarly(err error) bool {
 // speaksTLS reports whether the server at addr answers a TLS handshake.
 // The certificate is not verified: the handshake only asks the question,
 // and nothing is sent over it.
-func speaksTLS(addr string) bool {
+func speaksTLS(dial driver.DialFunc, addr string) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
 	defer cancel()
-	d := tls.Dialer{Config: &tls.Config{InsecureSkipVerify: true}} //nolint:gosec // see above
-	c, err := d.DialContext(ctx, "tcp", addr)
+	nc, err := dial(ctx, "tcp", addr)
+	if err != nil {
+		return false
+	}
+	defer nc.Close()
+	c := tls.Client(nc, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // see above
+	err = c.HandshakeContext(ctx)
 	if err == nil {
-		c.Close()
 		return true
 	}
 	var op *net.OpError
@@ -135,11 +145,10 @@ func speaksTLS(addr string) bool {
 // speaksPlain reports whether the server at addr answers an inline PING
 // in plain Redis (a status or an error reply, such as NOAUTH), before ctx
 // ends.
-func speaksPlain(ctx context.Context, addr string) bool {
+func speaksPlain(ctx context.Context, dial driver.DialFunc, addr string) bool {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "tcp", addr)
+	c, err := dial(ctx, "tcp", addr)
 	if err != nil {
 		return false
 	}
