@@ -92,6 +92,10 @@ func TestVerify_contentionPassesOnTheTestServers(t *testing.T) {
 			if run.Fenced != b.fenced || !run.LeftoversCounted || run.Faults["pause-holder"] == 0 {
 				t.Errorf("fenced %v (want %v), leftovers counted %v, pauses %d: %+v", run.Fenced, b.fenced, run.LeftoversCounted, run.Faults["pause-holder"], run)
 			}
+			// The nemesis deals the connection faults first (see procs.Nemesis).
+			if !run.NetFaults || run.Faults["reset-connections"]+run.Faults["slow-connections"] == 0 {
+				t.Errorf("connection faults: the driver takes verify's dialer: %v; dealt: %v", run.NetFaults, run.Faults)
+			}
 			if !run.Dropped && !strings.Contains(run.Left, "expire") {
 				t.Errorf("neither dropped nor said what is left: %+v", run)
 			}
