@@ -11,7 +11,11 @@ import (
 
 // A lock that every process keeps to itself (the memory driver, whose
 // store is per process) is no lock between processes: the checker sees
-// the overlaps and the lost register writes.
+// the overlaps, and their damage: lost register writes, or token
+// regressions. (Each process's tokens count on their own: on a loaded
+// machine one process's run ahead, the others' writes are refused as
+// stale, and no write is lost; 1 run in make test saw 0 lost writes, 362
+// regressions.)
 func TestRunProcesses_catchesALockNotShared(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs worker processes")
@@ -37,8 +41,8 @@ func TestRunProcesses_catchesALockNotShared(t *testing.T) {
 	if rep.Acquired == 0 {
 		t.Fatal("no acquisitions recorded")
 	}
-	if rep.Overlaps == 0 || rep.LostWrites == 0 {
-		t.Errorf("a lock not shared between processes: %d overlaps and %d lost writes, want both above 0", rep.Overlaps, rep.LostWrites)
+	if rep.Overlaps == 0 || rep.LostWrites+rep.Regressions == 0 {
+		t.Errorf("a lock not shared between processes: %d overlaps, %d lost writes and %d token regressions; want overlaps, and lost writes or regressions", rep.Overlaps, rep.LostWrites, rep.Regressions)
 	}
 }
 

@@ -68,3 +68,17 @@ func ServicesScript(t testing.TB) string {
 		dir = parent
 	}
 }
+
+// OwnServers makes t the only test on the machine that starts servers of
+// its own (a PostgreSQL with standbys, ZooKeeper or etcd ensembles, a
+// MariaDB) until it ends. Such a start costs seconds of both cores; many
+// at once starve every other package's timeouts, and make test runs the
+// drivers' packages side by side.
+func OwnServers(t testing.TB) {
+	t.Helper()
+	release, err := testenv.Hold(testenv.Lock("own-servers", true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(release)
+}

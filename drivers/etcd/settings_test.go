@@ -27,6 +27,7 @@ func TestCheckSettings(t *testing.T) {
 // (started at once) are three members of Debian's etcd 3.4 and two of
 // ours; and a DSN names a free port beside the test cluster's members.
 func TestCheckSettings_brokenDeployments(t *testing.T) {
+	drivertest.OwnServers(t)
 	check := func(t *testing.T, full string, want []string) []driver.Finding {
 		t.Helper()
 		fs, err := open(t, full).CheckSettings(drivertest.Context(t, 10*time.Second))

@@ -26,6 +26,7 @@ func TestCheckSettings(t *testing.T) {
 // alone; once sync_binlog is 1 it finds nothing, the safe side of both
 // rules.
 func TestCheckSettings_binaryLog(t *testing.T) {
+	drivertest.OwnServers(t)
 	dsn := startOwnServer(t, "--log-bin=mariadb-bin", "--innodb-flush-log-at-trx-commit=1", "--sync-binlog=0")
 	c := open(t, withTable(t, dsn))
 	check := func(t *testing.T, want []string) {

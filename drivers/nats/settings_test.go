@@ -40,6 +40,7 @@ func TestCheckSettings(t *testing.T) {
 // JetStream's default sync interval (an fsync every two minutes): a
 // server of the test's own, one node, whose bucket is otherwise fit.
 func TestCheckSettings_defaultSyncInterval(t *testing.T) {
+	drivertest.OwnServers(t)
 	srv := startServer(t, "")
 	full := srv.url + "?" + drivertest.Query("bucket", "distlock_fsync", "replicas", "1", "monitor", srv.monitor,
 		"attempt_timeout", timeouts.Attempt.String(), "request_timeout", timeouts.Request.String())

@@ -19,6 +19,7 @@ import (
 // superuser, as a role with pg_monitor, which sees how standbys
 // replicate, and as a role without it, which does not.
 func TestCheckSettings_ownServer(t *testing.T) {
+	drivertest.OwnServers(t)
 	primary := startPrimary(t)
 	primary.exec(t,
 		"CREATE ROLE distlock_monitor LOGIN IN ROLE pg_monitor",

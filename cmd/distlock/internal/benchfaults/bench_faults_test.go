@@ -47,7 +47,7 @@ func TestBenchFaults_goredisAndPostgres(t *testing.T) {
 		files[d] = sf
 	}
 	out := filepath.Join(t.TempDir(), "bench.json")
-	cmd := exec.Command(binary, "bench", "--driver", "goredis", "--dsn", redis, "--driver", "postgres", "--dsn", pg, "--duration", "100ms", "--no-hung",
+	cmd := exec.Command(binary, "bench", "--driver", "goredis", "--dsn", redis, "--driver", "postgres", "--dsn", pg, "--duration", "250ms", "--no-hung",
 		"--faults", "--servers-dir", dir, "--faults-before", "1s", "--faults-limit", "10s", "--json", out)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
