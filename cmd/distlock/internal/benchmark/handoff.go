@@ -24,14 +24,14 @@ const failurePause = 10 * time.Millisecond
 func Handoffs(ctx context.Context, clients []*lock.Client, key string, goroutines int, hold, d time.Duration) Figures {
 	recs := recorders(goroutines, 1<<12)
 	start := time.Now()
-	ctx, rctx, cancel := window(ctx, d)
+	t := newTally()
+	ctx, rctx, cancel := window(ctx, d, t)
 	defer cancel()
 	tu := newTurns()
 	defer context.AfterFunc(ctx, tu.end)()
-	var t tally
 	onGoroutines(recs, func(g int, rec *latency.Recorder) {
 		defer tu.end()
-		takeTurns(ctx, rctx, clients[g%len(clients)], key, hold, rec, &t, tu)
+		takeTurns(ctx, rctx, clients[g%len(clients)], key, hold, rec, t, tu)
 	})
 	return t.figures(time.Since(start), recs...)
 }

@@ -18,19 +18,42 @@ import (
 // measurement, or an interruption, does not leave keys held.
 const releaseGrace = 2 * time.Second
 
-// window returns the contexts of a measurement that lasts d: ctx ends
-// after d, and rctx, for its releases, 2s later, even when parent is
-// cancelled; cancel ends both. A release's context is not cancelled when
-// it returns, since a Redlock release goes on after that: its requests to
-// the nodes that had not answered yet run under its context, and so does
-// the announcement of the release. (Cancelled at once, they are cut short,
-// the key stays held on those nodes until its TTL runs out, and waiters
-// are not woken.)
-func window(parent context.Context, d time.Duration) (ctx, rctx context.Context, cancel func()) {
-	ctx, cancelCtx := context.WithTimeout(parent, d)
-	rctx, cancelR := context.WithTimeout(context.WithoutCancel(parent), d+releaseGrace)
+// window returns the contexts of a measurement that lasts d, counted by
+// t: ctx ends after d, and rctx, for its releases, 2s later, even when
+// parent is cancelled; cancel ends both. A measurement in which no
+// operation has succeeded by d goes on until the first one does, for at
+// most max(d, 2s) more: on a loaded machine a first acquisition (a first
+// connection, a first LISTEN) can take longer than a short window, and a
+// window that ends before it would be reported as a failure. The rates
+// are over the time the measurement took.
+//
+// A release's context is not cancelled when it returns, since a Redlock
+// release goes on after that: its requests to the nodes that had not
+// answered yet run under its context, and so does the announcement of the
+// release. (Cancelled at once, they are cut short, the key stays held on
+// those nodes until its TTL runs out, and waiters are not woken.)
+func window(parent context.Context, d time.Duration, t *tally) (ctx, rctx context.Context, cancel func()) {
+	limit := d + max(d, firstOpGrace)
+	ctx, cancelCtx := context.WithTimeout(parent, limit)
+	rctx, cancelR := context.WithTimeout(context.WithoutCancel(parent), limit+releaseGrace)
+	go func() {
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+			return
+		}
+		select {
+		case <-t.first():
+			cancelCtx()
+		case <-ctx.Done():
+		}
+	}()
 	return ctx, rctx, func() { cancelCtx(); cancelR() }
 }
+
+// firstOpGrace is the least time a measurement with no operation done
+// goes on past its duration (see window).
+const firstOpGrace = 2 * time.Second
 
 // Keys makes keys of a run's own: a random prefix, so that runs do not
 // collide, and a counter, so that a key that may still be held (after a
@@ -56,13 +79,24 @@ func (k *Keys) Next(name string) string {
 }
 
 // tally counts a measurement's operations. It is safe for concurrent use.
+// Make it with newTally.
 type tally struct {
 	ops, failed atomic.Int64
 	mu          sync.Mutex
 	lastErr     error
+	firstOnce   sync.Once
+	firstOK     chan struct{} // closed at the first operation done
 }
 
-func (t *tally) ok() { t.ops.Add(1) }
+func newTally() *tally { return &tally{firstOK: make(chan struct{})} }
+
+// first returns a channel closed once an operation has succeeded.
+func (t *tally) first() <-chan struct{} { return t.firstOK }
+
+func (t *tally) ok() {
+	t.ops.Add(1)
+	t.firstOnce.Do(func() { close(t.firstOK) })
+}
 
 func (t *tally) fail(err error) {
 	t.failed.Add(1)
@@ -103,9 +137,9 @@ func (t *tally) figures(elapsed time.Duration, rs ...*latency.Recorder) Figures 
 func Cycle(ctx context.Context, c *lock.Client, keys *Keys, name string, n int, d time.Duration) Figures {
 	recs := recorders(n, 1<<14)
 	start := time.Now()
-	ctx, rctx, cancel := window(ctx, d)
+	t := newTally()
+	ctx, rctx, cancel := window(ctx, d, t)
 	defer cancel()
-	var t tally
 	onGoroutines(recs, func(_ int, rec *latency.Recorder) {
 		key := keys.Next(name)
 		for ctx.Err() == nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/distlock/lock"
 	_ "github.com/distlock/lock/drivers/goredis"
 	_ "github.com/distlock/lock/drivers/memory"
+	"github.com/distlock/lock/locktest"
 )
 
 // memoryClient opens a client on a memory store of the test's own.
@@ -39,6 +40,20 @@ func TestCycle_countsOperationsAndLatency(t *testing.T) {
 	}
 	if st := c.Stats(); st.Acquired != st.Released {
 		t.Errorf("acquired %d, released %d: keys left held", st.Acquired, st.Released)
+	}
+}
+
+// A measurement whose first operation comes after its duration (a first
+// connection on a loaded machine) goes on until it does, instead of
+// failing; one where none succeeds ends max(d, 2s) past its duration.
+func TestCycle_waitsForTheFirstOperation(t *testing.T) {
+	b := locktest.New()
+	c := lock.OpenConnector(b)
+	defer c.Close()
+	b.Unavailable(300 * time.Millisecond)
+	f := Cycle(t.Context(), c, NewKeys(), "cycle", 1, 50*time.Millisecond)
+	if !f.OK() || f.Ops == 0 || f.Seconds < 0.3 || f.Seconds > 1 {
+		t.Errorf("Cycle of 50ms whose backend answers after 300ms = %+v", f)
 	}
 }
 
