@@ -59,7 +59,7 @@ func startEnsemble(t *testing.T, members int, extra string) []string {
 			t.Fatal(err)
 		}
 		host, p, _ := net.SplitHostPort(clients[i])
-		cfg := fmt.Sprintf("tickTime=100\ninitLimit=50\nsyncLimit=10\ndataDir=%s\nclientPortAddress=%s\nclientPort=%s\n"+
+		cfg := fmt.Sprintf("tickTime=100\ninitLimit=300\nsyncLimit=100\ndataDir=%s\nclientPortAddress=%s\nclientPort=%s\n"+
 			"admin.enableServer=false\n4lw.commands.whitelist=srvr\nforceSync=no\npreAllocSize=1024\n%s%s\n",
 			filepath.Join(mdir, "data"), host, p, servers.String(), extra)
 		for name, data := range map[string]string{"zoo.cfg": cfg, "data/myid": fmt.Sprint(i + 1)} {

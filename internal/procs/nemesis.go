@@ -90,6 +90,11 @@ func Nemesis(ctx context.Context, p NemesisPlan) map[string]int {
 			}
 			if netFault(p.Dir, p.Workers, rng, sig) {
 				done[kind]++
+			} else {
+				// No worker takes the signals yet (workers still
+				// starting, on a loaded machine): the card goes back on
+				// top, to be dealt at the next turn.
+				deck = append(deck, kind)
 			}
 			continue
 		}
