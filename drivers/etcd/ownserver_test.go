@@ -3,7 +3,6 @@ package etcd_test
 import (
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -32,8 +31,8 @@ func startCluster(t *testing.T, bin string, members int) []string {
 	initial := make([]string, members)
 	token := "distlock-test-" + drivertest.RandomHex(4)
 	for i := range members {
-		clients[i] = "http://" + freeAddr(t)
-		peers[i] = "http://" + freeAddr(t)
+		clients[i] = "http://" + drivertest.FreeAddr(t)
+		peers[i] = "http://" + drivertest.FreeAddr(t)
 		initial[i] = fmt.Sprintf("m%d=%s", i, peers[i])
 	}
 	for i := range members {
@@ -59,7 +58,7 @@ func startCluster(t *testing.T, bin string, members int) []string {
 		if err != nil {
 			t.Fatalf("starting %s: %v", bin, err)
 		}
-		t.Cleanup(func() { stopProcess(t, cmd) })
+		drivertest.StopAtEnd(t, cmd, syscall.SIGTERM, 5*time.Second)
 	}
 	var wg sync.WaitGroup
 	errs := make([]error, members)
@@ -95,33 +94,6 @@ func waitHealthy(url string, within time.Duration) error {
 		last = string(b)
 	}
 	return fmt.Errorf("not healthy within %v (last: %s)", within, last)
-}
-
-// stopProcess stops a server the test started: SIGTERM to its PID, then
-// SIGKILL if it has not exited within 5s.
-func stopProcess(t *testing.T, cmd *exec.Cmd) {
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Logf("stopping %s (pid %d): %v", cmd.Path, cmd.Process.Pid, err)
-	}
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		cmd.Process.Kill()
-		<-done
-	}
-}
-
-// freeAddr returns host:port of 127.0.0.1 where nothing listens now.
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 // etcdCache is the folder scripts/services.sh keeps its etcd builds and

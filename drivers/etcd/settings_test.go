@@ -48,7 +48,7 @@ func TestCheckSettings_brokenDeployments(t *testing.T) {
 		check(t, full, []string{"warning etcd-single-member"})
 	})
 	t.Run("an endpoint down", func(t *testing.T) {
-		down := freeAddr(t) // nothing listens there
+		down := drivertest.FreeAddr(t) // nothing listens there
 		hosts := append(drivertest.Hosts(t, endpoints(t)), down)
 		full := "etcd://" + strings.Join(hosts, ",") + "?" + drivertest.Query(append(timeouts.Params(), "prefix", "distlock-test/")...)
 		fs := check(t, full, []string{"warning etcd-unreachable"})

@@ -3,13 +3,14 @@ package mysql_test
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/distlock/lock/drivertest"
 )
 
 // ownServerDB is the database a server of the test's own holds for the
@@ -54,9 +55,7 @@ func startOwnServer(t *testing.T, args ...string) string {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting %s: %v", mariadbd, err)
 	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
-	t.Cleanup(func() { stopOwnServer(t, cmd, exited) })
+	exited := drivertest.StopAtEnd(t, cmd, syscall.SIGTERM, 10*time.Second) // a clean shutdown
 
 	dsn := "root@unix(" + sock + ")/"
 	db, err := sql.Open("mysql", dsn)
@@ -81,21 +80,6 @@ func startOwnServer(t *testing.T, args ...string) string {
 			b, _ := os.ReadFile(logPath)
 			t.Fatalf("mariadbd (pid %d) did not answer within 30s: %v; its log:\n%s", cmd.Process.Pid, err, b)
 		}
-	}
-}
-
-// stopOwnServer stops the server cmd started: SIGTERM to its PID (a clean
-// shutdown), then SIGKILL if it has not exited within 10s.
-func stopOwnServer(t *testing.T, cmd *exec.Cmd, exited <-chan struct{}) {
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		t.Logf("stopping mariadbd (pid %d): %v", cmd.Process.Pid, err)
-	}
-	select {
-	case <-exited:
-	case <-time.After(10 * time.Second):
-		t.Logf("mariadbd (pid %d) did not stop within 10s of SIGTERM: killing it", cmd.Process.Pid)
-		cmd.Process.Kill()
-		<-exited
 	}
 }
 

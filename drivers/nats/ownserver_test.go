@@ -47,7 +47,7 @@ func startServer(t *testing.T, extra string) ownServer {
 		t.Fatalf("starting %s: %v", bin, err)
 	}
 	pid := cmd.Process.Pid
-	t.Cleanup(func() { stopServer(t, cmd) })
+	drivertest.StopAtEnd(t, cmd, syscall.SIGTERM, 5*time.Second)
 	ports := filepath.Join(dir, fmt.Sprintf("%s_%d.ports", filepath.Base(bin), pid))
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		var p struct{ Nats, Monitoring []string }
@@ -58,22 +58,6 @@ func startServer(t *testing.T, extra string) ownServer {
 			b, _ := os.ReadFile(filepath.Join(dir, "nats.log"))
 			t.Fatalf("nats-server (pid %d) wrote no ports file within 10s; its log:\n%s", pid, b)
 		}
-	}
-}
-
-// stopServer stops the server cmd started: SIGTERM to its PID, then
-// SIGKILL if it has not exited within 5s.
-func stopServer(t *testing.T, cmd *exec.Cmd) {
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Logf("stopping nats-server (pid %d): %v", cmd.Process.Pid, err)
-	}
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		cmd.Process.Kill()
-		<-done
 	}
 }
 

@@ -4,7 +4,6 @@ package postgres_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -17,6 +16,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/distlock/lock/drivertest"
 )
 
 // ownServer is a PostgreSQL server of a test's own: a primary, or a
@@ -97,17 +98,7 @@ func (s *ownServer) startLogicalReceiver(t *testing.T, name string) {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting pg_recvlogical: %v", err)
 	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGINT)
-		select {
-		case <-exited:
-		case <-time.After(5 * time.Second):
-			cmd.Process.Kill()
-			<-exited
-		}
-	})
+	drivertest.StopAtEnd(t, cmd, syscall.SIGINT, 5*time.Second)
 	s.waitReplication(t, name, "streaming", "")
 }
 
@@ -229,7 +220,8 @@ func (pg pgTools) dataDir(t *testing.T, name string) string {
 // the test ends.
 func (pg pgTools) start(t *testing.T, data, conf string) *ownServer {
 	t.Helper()
-	port := freePort(t)
+	_, p, _ := net.SplitHostPort(drivertest.FreeAddr(t))
+	port, _ := strconv.Atoi(p)
 	conf = fmt.Sprintf("\n# added by the test\nlisten_addresses = '127.0.0.1'\nport = %d\nunix_socket_directories = ''\n%s", port, conf)
 	f, err := os.OpenFile(filepath.Join(data, "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
@@ -253,9 +245,7 @@ func (pg pgTools) start(t *testing.T, data, conf string) *ownServer {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting postgres: %v", err)
 	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
-	t.Cleanup(func() { stopPostmaster(t, cmd, exited) })
+	exited := drivertest.StopAtEnd(t, cmd, syscall.SIGINT, 10*time.Second) // a fast shutdown
 	s := &ownServer{port: port, pg: pg}
 	s.dsn = s.dsnAs("postgres")
 	for deadline := time.Now().Add(15 * time.Second); ; {
@@ -276,30 +266,4 @@ func (pg pgTools) start(t *testing.T, data, conf string) *ownServer {
 		b, _ := os.ReadFile(logPath)
 		t.Fatalf("postgres (pid %d) on port %d takes no connections: %v; its log:\n%s", cmd.Process.Pid, port, err, b)
 	}
-}
-
-// stopPostmaster stops the postmaster cmd started by its PID: a fast
-// shutdown (SIGINT), then SIGKILL if it has not exited within 10s.
-func stopPostmaster(t *testing.T, cmd *exec.Cmd, exited <-chan struct{}) {
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		t.Logf("stopping postgres (pid %d): %v", cmd.Process.Pid, err)
-	}
-	select {
-	case <-exited:
-	case <-time.After(10 * time.Second):
-		t.Logf("postgres (pid %d) still runs 10s after a fast shutdown: killing it", cmd.Process.Pid)
-		cmd.Process.Kill()
-		<-exited
-	}
-}
-
-// freePort returns a TCP port of 127.0.0.1 that was free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/distlock/lock/drivertest"
 )
 
 // The jars scripts/services.d/zookeeper.sh runs the test ensemble from:
@@ -45,9 +47,9 @@ func startEnsemble(t *testing.T, members int, extra string) []string {
 	clients := make([]string, members)
 	var servers strings.Builder
 	for i := range members {
-		clients[i] = freeAddr(t)
+		clients[i] = drivertest.FreeAddr(t)
 		if members > 1 {
-			fmt.Fprintf(&servers, "server.%d=%s:%s\n", i+1, freeAddr(t), port(t, freeAddr(t)))
+			fmt.Fprintf(&servers, "server.%d=%s:%s\n", i+1, drivertest.FreeAddr(t), port(t, drivertest.FreeAddr(t)))
 		}
 	}
 	if members > 1 {
@@ -81,7 +83,7 @@ func startEnsemble(t *testing.T, members int, extra string) []string {
 		if err != nil {
 			t.Fatalf("starting ZooKeeper: %v", err)
 		}
-		t.Cleanup(func() { stopProcess(t, cmd) })
+		drivertest.StopAtEnd(t, cmd, syscall.SIGTERM, 5*time.Second)
 	}
 	var wg sync.WaitGroup
 	errs := make([]error, members)
@@ -131,33 +133,6 @@ func srvrMode(addr string) (string, error) {
 		}
 	}
 	return "", sc.Err()
-}
-
-// stopProcess stops a server the test started: SIGTERM to its PID, then
-// SIGKILL if it has not exited within 5s.
-func stopProcess(t *testing.T, cmd *exec.Cmd) {
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Logf("stopping %s (pid %d): %v", cmd.Path, cmd.Process.Pid, err)
-	}
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		cmd.Process.Kill()
-		<-done
-	}
-}
-
-// freeAddr returns host:port of 127.0.0.1 where nothing listens now.
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 // port returns the port of addr, host:port.

@@ -43,7 +43,7 @@ func window(parent context.Context, d time.Duration, t *tally) (ctx, rctx contex
 			return
 		}
 		select {
-		case <-t.first():
+		case <-t.firstOK:
 			cancelCtx()
 		case <-ctx.Done():
 		}
@@ -89,9 +89,6 @@ type tally struct {
 }
 
 func newTally() *tally { return &tally{firstOK: make(chan struct{})} }
-
-// first returns a channel closed once an operation has succeeded.
-func (t *tally) first() <-chan struct{} { return t.firstOK }
 
 func (t *tally) ok() {
 	t.ops.Add(1)
