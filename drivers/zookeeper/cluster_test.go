@@ -2,14 +2,17 @@ package zookeeper_test
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"net"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/distlock/lock"
 	"github.com/distlock/lock/drivertest"
 )
 
@@ -88,10 +91,40 @@ func (e *ensemble) mode(i int) string {
 	return ""
 }
 
-// healthy waits until every member runs and serves, in a quorum.
+// settle is how long a resumed or restarted ensemble may still fall
+// apart: twice its sync limit (10 ticks of 100ms). A member resumed from
+// SIGSTOP answers srvr with its old role at once; the leader finds its
+// followers out of sync only a sync limit later, and the ensemble elects
+// again. make test once saw three tests, each begun after healthy had
+// passed, find no member granting a session for seconds.
+const settle = 2 * time.Second
+
+var (
+	restartedMu sync.Mutex
+	restarted   time.Time // the last time a test resumed or restarted a member
+)
+
+// Restart resumes or restarts member i, and notes the time for healthy.
+func (e *ensemble) Restart(t *testing.T, i int) {
+	t.Helper()
+	e.Members.Restart(t, i)
+	restartedMu.Lock()
+	restarted = time.Now()
+	restartedMu.Unlock()
+}
+
+// healthy waits until every member runs and serves, in a quorum, at least
+// settle after a test last resumed or restarted one, and then grants a
+// session through every member.
 func (e *ensemble) healthy(t testing.TB, d time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(d)
+	restartedMu.Lock()
+	since := time.Since(restarted)
+	restartedMu.Unlock()
+	if since < settle {
+		time.Sleep(settle - since)
+	}
 	for i := range e.addrs {
 		for {
 			alive := e.Alive(i)
@@ -105,4 +138,22 @@ func (e *ensemble) healthy(t testing.TB, d time.Duration) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
+	for i, addr := range e.addrs {
+		if err := grants(addr, time.Until(deadline)); err != nil {
+			t.Fatalf("zookeeper member %d (%s) serves but grants no session within %v: %v", i+1, addr, d, err)
+		}
+	}
+}
+
+// grants opens a session through the member at addr alone, within d.
+func grants(addr string, d time.Duration) error {
+	d = max(d, time.Second)
+	c, err := lock.Open("zookeeper", "zk://"+addr+"/distlock-test?"+drivertest.Query("request_timeout", d.String(), "member_timeout", d.String()))
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	return c.Ping(ctx)
 }
