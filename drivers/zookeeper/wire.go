@@ -102,6 +102,37 @@ func (s *stallConn) Read(b []byte) (int, error) {
 	return n, err
 }
 
+// SetDeadline, SetReadDeadline and SetWriteDeadline pass the client's
+// deadlines on, but none sooner than the stall timeout until the connect
+// response has come. The client bounds its handshake by ten times two
+// thirds of the session timeout it asks for: 6.7ms for the session of 1ms
+// that the settings check asks for to learn the shortest. A member that
+// must commit the session with its quorum first took longer on a loaded
+// machine, and the check found no member granting a session; over a link
+// with a round trip of a few milliseconds it never would.
+func (s *stallConn) SetDeadline(t time.Time) error { return s.Conn.SetDeadline(s.handshake(t)) }
+
+// SetReadDeadline: see SetDeadline.
+func (s *stallConn) SetReadDeadline(t time.Time) error { return s.Conn.SetReadDeadline(s.handshake(t)) }
+
+// SetWriteDeadline: see SetDeadline.
+func (s *stallConn) SetWriteDeadline(t time.Time) error {
+	return s.Conn.SetWriteDeadline(s.handshake(t))
+}
+
+// handshake returns the deadline t, moved to the stall timeout from now if
+// it is sooner and the connect response has not come yet.
+func (s *stallConn) handshake(t time.Time) time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.packets == 0 && !t.IsZero() {
+		if floor := time.Now().Add(s.timeout); t.Before(floor) {
+			return floor
+		}
+	}
+	return t
+}
+
 func (s *stallConn) Close() error {
 	s.mu.Lock()
 	s.shut()
