@@ -76,3 +76,10 @@ func BenchmarkHandoff(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkElectionFailover measures how long an election goes without a
+// leader after its leader dies and after it resigns (see
+// drivertest.BenchElectionFailover).
+func BenchmarkElectionFailover(b *testing.B) {
+	drivertest.BenchElectionFailover(b, "etcd", dsn(b), 2*time.Second)
+}

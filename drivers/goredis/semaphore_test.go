@@ -15,3 +15,8 @@ func TestProcesses_semaphore(t *testing.T) {
 }
 
 func BenchmarkPermit(b *testing.B) { redisbench.Permit(b, "goredis") }
+
+// BenchmarkElectionFailover measures how long an election goes without a
+// leader after its leader dies and after it resigns, N=5 with fencing
+// (see drivertest.BenchElectionFailover).
+func BenchmarkElectionFailover(b *testing.B) { redisbench.ElectionFailover(b, "goredis") }

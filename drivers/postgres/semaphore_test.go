@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/distlock/lock/drivertest"
 )
@@ -17,4 +18,11 @@ func BenchmarkPermit(b *testing.B) {
 	base := server(b)
 	dsn := drivertest.WithParams(base, "pool_max_conns", "16")
 	drivertest.BenchPermit(b, open(b, drivertest.WithParams(dsn, "distlock_table", freshTable(b, base))), 16)
+}
+
+// BenchmarkElectionFailover measures how long an election goes without a
+// leader after its leader dies and after it resigns (see
+// drivertest.BenchElectionFailover).
+func BenchmarkElectionFailover(b *testing.B) {
+	drivertest.BenchElectionFailover(b, "postgres", server(b), 2*time.Second)
 }
