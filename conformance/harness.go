@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"log/slog"
+	"os"
+	"regexp"
 	"testing"
 	"time"
 
@@ -74,9 +76,30 @@ type Harness struct {
 	NewDialerClient func(t *testing.T, dial driver.DialFunc) *lock.Client
 }
 
-// Run runs the conformance suite as subtests of t.
+// CasesEnv names the environment variable that, when set, holds a regular
+// expression: Run then runs only the cases whose names it matches, such
+// as "^(Election|Semaphore)_". It is for measuring and debugging a family
+// of cases on every driver at once; go test's -run cannot, since drivers
+// nest the suite at different depths.
+const CasesEnv = "DISTLOCK_CONFORMANCE_CASES"
+
+// casesFilter returns the filter of CasesEnv, or nil to run every case.
+func casesFilter(t *testing.T) *regexp.Regexp {
+	expr := os.Getenv(CasesEnv)
+	if expr == "" {
+		return nil
+	}
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		t.Fatalf("conformance: %s: %v", CasesEnv, err)
+	}
+	return re
+}
+
+// Run runs the conformance suite as subtests of t (see [CasesEnv]).
 func Run(t *testing.T, h Harness) {
 	t.Helper()
+	only := casesFilter(t)
 	if h.NewClient == nil {
 		t.Fatal("conformance: Harness.NewClient is nil")
 	}
@@ -87,7 +110,9 @@ func Run(t *testing.T, h Harness) {
 	// Fault cases break the shared backend. So they run first, one at a
 	// time, while the parallel cases wait for Run to return.
 	for _, c := range s.faultCases() {
-		t.Run(c.name, c.run)
+		if only == nil || only.MatchString(c.name) {
+			t.Run(c.name, c.run)
+		}
 	}
 	cases := []testCase{
 		{"AcquireRelease", s.acquireRelease},
@@ -127,6 +152,9 @@ func Run(t *testing.T, h Harness) {
 	cases = append(cases, s.semaphoreCases()...)
 	cases = append(cases, s.electionCases()...)
 	for _, c := range cases {
+		if only != nil && !only.MatchString(c.name) {
+			continue
+		}
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			c.run(t)

@@ -22,7 +22,7 @@ import (
 
 // verifyShort are the flags of a short contention run: a few seconds,
 // with a TTL of a second so that the nemesis pauses a holder or two.
-var verifyShort = []string{"--duration", "4s", "--ttl", "1s", "--workers", "3", "--json"}
+var verifyShort = []string{"--duration", "5s", "--ttl", "1s", "--workers", "3", "--json"}
 
 // verifyOutput is what verify --json printed, and its exit code.
 func verifyOutput(t *testing.T, r runResult) contentionJSON {
