@@ -725,3 +725,42 @@ func (f *fakeNode) valueOn(k string) string {
 	defer f.mu.Unlock()
 	return f.keys[k]
 }
+
+// TestRelease_doneOnceNoQuorumCanHoldTheValue: on 5 nodes, a lock held on
+// 3 (the others held by someone else at its grant) is released on 2 while
+// the third is slow. The value can no longer be on a quorum, so Release
+// returns at once, and the slow node's release goes on: it holds the key
+// no longer once it answers. A release that finds the value on no node
+// still fails as not held.
+func TestRelease_doneOnceNoQuorumCanHoldTheValue(t *testing.T) {
+	r, fs := fakes(t, 5)
+	lk := r.lockKey("k")
+	fs[3].hold(lk, "other", time.Minute)
+	fs[4].hold(lk, "other", time.Minute)
+	if _, err := r.Acquire(t.Context(), "k", "v1", 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	fs[2].setDelay(300 * time.Millisecond) // slow, but answers
+	start := time.Now()
+	if err := r.Release(t.Context(), "k", "v1"); err != nil {
+		t.Fatalf("Release with the value gone from 4 of 5 nodes and one slow: %v", err)
+	}
+	if took := time.Since(start); took > 200*time.Millisecond {
+		t.Errorf("Release waited %v for the slow node", took)
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		fs[2].mu.Lock()
+		_, held := fs[2].keys[lk]
+		fs[2].mu.Unlock()
+		if !held {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the slow node still holds the released value")
+		}
+	}
+	fs[2].setDelay(0)
+	if err := r.Release(t.Context(), "k", "v1"); !errors.Is(err, driver.ErrNotHeld) {
+		t.Errorf("a second Release = %v, want ErrNotHeld", err)
+	}
+}

@@ -40,7 +40,7 @@ func (r *Redlock) Release(ctx context.Context, key, value string) error {
 	// The nodes that failed so far may keep the value, and so may those
 	// whose requests are still out, until they answer: the client's next
 	// acquisition of the key may come before, and overtake them (see
-	// leftovers). Only a release that a quorum made is remembered. After
+	// leftovers). Only a release that succeeded is remembered. After
 	// a failed one the core still counts the lock as held, until it
 	// expires or a Release succeeds, so no acquisition may take its key.
 	if err != nil {

@@ -239,11 +239,25 @@ func (rd *round) tally() verdict {
 			return granted
 		case rd.no >= lose:
 			return refused
+		case rd.yes+rd.no >= lose && rd.releasing():
+			// A release is done once the value is gone from so many nodes
+			// that the rest cannot make a quorum: deleted where it was,
+			// absent where the acquisition never set it. Waiting for a
+			// slow node would only fail a release that has already freed
+			// the key; its request goes on, and the leftovers remember the
+			// node until it answers.
+			return granted
 		case rd.yes+left < rd.quorum && rd.no+left < lose:
 			return failed
 		}
 	}
 	return failed // unreachable: with every reply in, one case above holds
+}
+
+// releasing reports whether the round is a release's.
+func (rd *round) releasing() bool {
+	_, ok := rd.kind.(*releaseRound)
+	return ok
 }
 
 // next waits for the next node's reply and returns it, with the node's
