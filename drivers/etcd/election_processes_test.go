@@ -18,7 +18,7 @@ func TestElectionProcesses(t *testing.T) {
 		Prefix: "distlock-procs-",
 		DSN:    func(t testing.TB, name string) string { return dsn(t, "prefix", name+"/") },
 		Settings: conformance.Processes{
-			Duration: conformance.SoakDuration(12 * time.Second), TTL: time.Second, Fenced: true,
+			Duration: conformance.SoakDuration(8 * time.Second), TTL: time.Second, Fenced: true,
 			PauseHolders: true,
 		},
 		Leftovers: func(t *testing.T, name string) func(*testing.T) int { return keysUnder(t, name+"/") },

@@ -11,7 +11,7 @@ import (
 )
 
 func TestProcesses_semaphore(t *testing.T) {
-	redistest.SemaphoreProcesses(t, "goredis", goredis.Driver{}, conformance.SoakDuration(8*time.Second))
+	redistest.SemaphoreProcesses(t, "goredis", goredis.Driver{}, conformance.SoakDuration(6*time.Second))
 }
 
 func BenchmarkPermit(b *testing.B) { redisbench.Permit(b, "goredis") }

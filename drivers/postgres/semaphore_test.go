@@ -4,13 +4,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/distlock/lock/conformance"
 	"github.com/distlock/lock/drivertest"
 )
 
 // Eight worker processes take permits of one semaphore of 3 on one lease
-// table, under TestProcesses's nemesis: never more than 3 holders, no
-// overlap or token regression on a slot.
-func TestProcesses_semaphore(t *testing.T) { processRuns().RunSemaphore(t, 3, 8) }
+// table, under TestProcesses's nemesis, for 6s: never more than 3
+// holders, no overlap or token regression on a slot.
+func TestProcesses_semaphore(t *testing.T) {
+	r := processRuns()
+	r.Settings.Duration = conformance.SoakDuration(6 * time.Second)
+	r.RunSemaphore(t, 3, 8)
+}
 
 // BenchmarkPermit measures a permit of a semaphore of 3 beside a plain
 // lock, on one lease table (see drivertest.BenchPermit).

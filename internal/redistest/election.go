@@ -46,7 +46,7 @@ func ElectionProcesses(t *testing.T, name string, d driver.Driver, run time.Dura
 		prefix := conformance.SharedName("procs-election-unsafe-") + ":"
 		rep := conformance.RunElection(t, conformance.Processes{
 			Open:     open(DSN(addrs, testQuery+"&fencing=true&key_prefix="+prefix), func(c driver.Connector) driver.Connector { return conformance.ShortLease(c, 20) }),
-			Duration: min(run, 6*time.Second), TTL: time.Second, Fenced: true,
+			Duration: min(run, 4*time.Second), TTL: time.Second, Fenced: true,
 		})
 		t.Log(rep)
 		conformance.RequireCaught(t, rep.ProcessReport)
