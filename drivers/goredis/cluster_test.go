@@ -25,6 +25,10 @@ import (
 // redistest's conformance runs use on the shared servers.
 const clusterNodeTimeout = 250 * time.Millisecond
 
+// clusterTTL is the conformance suite's short TTL. The suite's cases wait
+// for it, two at a time: with 1s, the two runs took 30s.
+const clusterTTL = 500 * time.Millisecond
+
 // TestConformance_cluster runs the conformance suite with one cluster of
 // three masters as the node of N=1, and with three such clusters as the
 // nodes of N=3, with fencing tokens, whose scripts touch a lock and its
@@ -60,7 +64,7 @@ func clusterHarness(clusters []*redistest.Cluster, fencing bool) conformance.Har
 		Fencing: fencing,
 		Extend:  true,
 		Wakeups: true,
-		TTL:     time.Second,
+		TTL:     clusterTTL,
 		Misconfigured: func(t *testing.T) *lock.Client {
 			// A user the nodes do not know: WRONGPASS on every node.
 			o := redis.ClusterOptions{Username: "nobody", Password: "not-the-password-4711"}
@@ -95,13 +99,27 @@ func clusterConnector(t *testing.T, clusters []*redistest.Cluster, fencing bool,
 	return cn
 }
 
-// clusterClient is a lock client over clusterConnector.
+// clusterClient is a lock client over clusterConnector, once it has
+// connected: a cluster client's first request also loads the slots and
+// the commands' key positions, which the race detector makes slower than
+// the node timeout.
 func clusterClient(t *testing.T, clusters []*redistest.Cluster, fencing bool) *lock.Client {
 	t.Helper()
 	c := lock.OpenConnector(clusterConnector(t, clusters, fencing, redis.ClusterOptions{}))
 	c.SetLogger(slog.New(slog.NewTextHandler(t.Output(), nil)))
 	t.Cleanup(func() { c.Close() })
-	return c
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	for {
+		err := c.Ping(ctx)
+		if err == nil {
+			return c
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("Ping of a new client: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // keysWithBraces takes, inspects and releases keys with braces where

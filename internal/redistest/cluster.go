@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,12 +25,15 @@ const (
 )
 
 // clusterNodeTimeout is the nodes' cluster-node-timeout, in milliseconds.
-// It does not slow the start: a master turns writable 2s after it starts,
-// whatever the timeout. A master silent for the timeout may be flagged
-// failed, and a cluster without replicas then refuses every command for
-// twice the timeout, so it is long enough for a stall of the loaded
-// machine not to do that.
-const clusterNodeTimeout = "5000"
+// Nodes ping each other at least every half timeout, which is how they
+// learn of each other's roles and slots, and a master that saw itself in
+// a minority waits a timeout before it serves again: with 5s, clusters
+// took 3-6s to start, with 2s about 2.7s (a master serves no sooner than
+// 2s after its start, whatever the timeout). A master silent for the
+// timeout may be flagged failed, and a cluster without replicas then
+// refuses every command for twice the timeout: 2s is far beyond a stall
+// of a loaded machine.
+const clusterNodeTimeout = "2000"
 
 // clusterWait bounds each wait for the nodes of clusters to agree.
 const clusterWait = 30 * time.Second
@@ -85,26 +89,31 @@ func StartCluster(t *testing.T, spec ClusterSpec) *Cluster {
 }
 
 // StartClusters starts a Redis Cluster of the test's own for each spec,
-// all at once, from redis-server (skipping the test if it is not
-// installed), and returns them once every node of each says
-// cluster_state:ok, agrees on who serves each slot, and every replica has
-// synchronized with its master. Each node listens on a free port of
-// 127.0.0.1 whose bus port (port+10000) was free too, in a folder of
-// t.TempDir. The slots are assigned with CLUSTER ADDSLOTSRANGE, the nodes
-// meet with CLUSTER MEET, and replicas follow their masters with CLUSTER
-// REPLICATE. A replica never fails over by itself: only
-// [Cluster.Takeover] promotes one. The nodes are stopped by PID when the
-// test ends.
+// all at once, from redis-server, and returns them once every node of
+// each says cluster_state:ok and agrees on who serves each slot, and
+// every replica has synchronized with its master. It skips the test if
+// redis-server is not installed, and under -short.
+//
+// Each node listens on a free port of 127.0.0.1 whose bus port
+// (port+10000) was free too, in a folder of t.TempDir. The slots are
+// assigned with CLUSTER ADDSLOTSRANGE, the nodes meet with CLUSTER MEET,
+// and replicas follow their masters with CLUSTER REPLICATE. A replica
+// never fails over by itself: only [Cluster.Takeover] promotes one. The
+// nodes are stopped by PID when the test ends.
 //
 // It first takes drivertest.OwnServers for t, until t ends. So start all
 // of a test's clusters in one call: a subtest of a test that holds it
 // would wait for ever.
 func StartClusters(t *testing.T, specs ...ClusterSpec) []*Cluster {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("starting Redis Clusters takes seconds: not with -short")
+	}
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Skip("redis-server is not installed: run scripts/services.sh up")
 	}
 	ownServers(t)
+	start := time.Now()
 	ports := make(map[int]bool) // taken by this start, bus ports included
 	clusters := make([]*Cluster, len(specs))
 	for i, spec := range specs {
@@ -162,6 +171,7 @@ func StartClusters(t *testing.T, specs ...ClusterSpec) []*Cluster {
 	for _, c := range clusters {
 		c.await(t, "the cluster is ready", c.settled)
 	}
+	t.Logf("redistest: %d clusters ready in %v", len(clusters), time.Since(start).Round(time.Millisecond))
 	return clusters
 }
 
@@ -271,10 +281,18 @@ func (n *clusterNode) logTail() string {
 // running reports whether n was neither killed nor hung.
 func (n *clusterNode) running() bool { return !n.killed && !n.hung }
 
-// assign shares the slots out among the masters, one range each, and has
-// the first node meet every other.
+// assign gives each node its config epoch, shares the slots out among
+// the masters, one range each, and has each node meet every other.
 func (c *Cluster) assign(t *testing.T) {
 	t.Helper()
+	// Distinct config epochs, as redis-cli --cluster create sets them. All
+	// at 0, the nodes would settle them by bumping one another's in the
+	// background, and a replica promoted meanwhile could claim its slots
+	// with an epoch no higher than its dead master's: the others would
+	// keep the slots on the dead master, and fail.
+	for i, n := range c.nodes {
+		c.must(t, n, "CLUSTER", "SET-CONFIG-EPOCH", strconv.Itoa(i+1))
+	}
 	m := c.spec.Masters
 	for i := range m {
 		s := &clusterShard{first: i * clusterSlots / m, last: (i+1)*clusterSlots/m - 1, master: c.nodes[i]}
@@ -284,9 +302,12 @@ func (c *Cluster) assign(t *testing.T) {
 		c.shards = append(c.shards, s)
 		c.must(t, s.master, "CLUSTER", "ADDSLOTSRANGE", strconv.Itoa(s.first), strconv.Itoa(s.last))
 	}
-	for _, n := range c.nodes[1:] {
-		_, port, _ := net.SplitHostPort(n.addr)
-		c.must(t, c.nodes[0], "CLUSTER", "MEET", "127.0.0.1", port)
+	// Every pair meets: gossip alone took 3s to introduce ten nodes.
+	for i, n := range c.nodes {
+		for _, m := range c.nodes[i+1:] {
+			_, port, _ := net.SplitHostPort(m.addr)
+			c.must(t, n, "CLUSTER", "MEET", "127.0.0.1", port)
+		}
 	}
 }
 
@@ -323,19 +344,12 @@ func (c *Cluster) await(t *testing.T, what string, check func() error) {
 
 // clusterPeer is a line of CLUSTER NODES: one node as another sees it.
 type clusterPeer struct {
-	id, addr, master string
-	flags            []string
-	slots            [][2]int
+	id, master string
+	flags      []string
+	slots      [][2]int
 }
 
-func (p clusterPeer) has(flag string) bool {
-	for _, f := range p.flags {
-		if f == flag {
-			return true
-		}
-	}
-	return false
-}
+func (p clusterPeer) has(flag string) bool { return slices.Contains(p.flags, flag) }
 
 func (p clusterPeer) serves(slot int) bool {
 	for _, r := range p.slots {
@@ -360,8 +374,7 @@ func (n *clusterNode) peers() ([]clusterPeer, error) {
 		if len(f) < 8 {
 			return nil, fmt.Errorf("CLUSTER NODES line %q", line)
 		}
-		addr, _, _ := strings.Cut(f[1], "@")
-		p := clusterPeer{id: f[0], addr: addr, master: f[3], flags: strings.Split(f[2], ",")}
+		p := clusterPeer{id: f[0], master: f[3], flags: strings.Split(f[2], ",")}
 		for _, s := range f[8:] {
 			if strings.HasPrefix(s, "[") {
 				continue // a slot moving
@@ -395,7 +408,7 @@ func (c *Cluster) met() error {
 		}
 		for _, p := range peers {
 			if p.has("handshake") || p.has("noaddr") {
-				return fmt.Errorf("%s sees %s as %v", n.addr, p.addr, p.flags)
+				return fmt.Errorf("%s sees %s as %v", n.addr, p.id, p.flags)
 			}
 		}
 	}
@@ -404,9 +417,8 @@ func (c *Cluster) met() error {
 
 // settled reports what keeps the cluster from serving as the test
 // expects, on its running nodes: each must say cluster_state:ok and see
-// each shard's first slot served by the shard's master, and its running
-// replicas as that master's; each running replica's link to its master
-// must be up.
+// each shard's first slot served by the shard's master, and each replica
+// must follow its shard's master, with its link to it up.
 func (c *Cluster) settled() error {
 	for _, n := range c.nodes {
 		if !n.running() {
@@ -423,18 +435,19 @@ func (c *Cluster) settled() error {
 		if err != nil {
 			return fmt.Errorf("%s: %v", n.addr, err)
 		}
-		byAddr := make(map[string]clusterPeer, len(peers))
+		// By ID: a node that met no other does not know its own address.
+		byID := make(map[string]clusterPeer, len(peers))
 		for _, p := range peers {
-			byAddr[p.addr] = p
+			byID[p.id] = p
 		}
 		for i, s := range c.shards {
-			if m := byAddr[s.master.addr]; !m.has("master") || !m.serves(s.first) {
+			if m := byID[s.master.id]; !m.has("master") || !m.serves(s.first) {
 				return fmt.Errorf("%s does not see %s as the master of shard %d (flags %v)", n.addr, s.master.addr, i, m.flags)
 			}
-			for _, r := range s.replicas {
-				if p := byAddr[r.addr]; r.running() && (!p.has("slave") || p.master != s.master.id) {
-					return fmt.Errorf("%s does not see %s as a replica of %s (flags %v)", n.addr, r.addr, s.master.addr, p.flags)
-				}
+			// Only a replica itself is asked whether it follows its master:
+			// the others learn it from its pings, every half node timeout.
+			if p := byID[n.id]; slices.Contains(s.replicas, n) && (!p.has("slave") || p.master != s.master.id) {
+				return fmt.Errorf("%s is not a replica of %s (flags %v)", n.addr, s.master.addr, p.flags)
 			}
 		}
 	}
@@ -445,7 +458,7 @@ func (c *Cluster) settled() error {
 			}
 			if v, err := r.do("INFO", "replication"); err != nil {
 				return fmt.Errorf("%s: INFO replication: %v", r.addr, err)
-			} else if s, _ := v.(string); !strings.Contains(s, "master_link_status:up") {
+			} else if text, _ := v.(string); !strings.Contains(text, "master_link_status:up") {
 				return fmt.Errorf("%s: its link to its master is not up", r.addr)
 			}
 		}
