@@ -27,9 +27,9 @@ const (
 // clusterNodeTimeout is the nodes' cluster-node-timeout, in milliseconds.
 // Nodes ping each other at least every half timeout, which is how they
 // learn of each other's roles and slots, and a master that saw itself in
-// a minority waits a timeout before it serves again: with 5s, clusters
-// took 3-6s to start, with 2s about 2.7s (a master serves no sooner than
-// 2s after its start, whatever the timeout). A master silent for the
+// a minority waits a timeout before it serves again: with 5s, three
+// clusters took 3.2-5.6s to start, with 2s 2.2-2.8s (a master serves no
+// sooner than 2s after its start, whatever the timeout). A master silent for the
 // timeout may be flagged failed, and a cluster without replicas then
 // refuses every command for twice the timeout: 2s is far beyond a stall
 // of a loaded machine.
@@ -49,7 +49,7 @@ type ClusterSpec struct {
 
 	// Args are further redis-server arguments for every node, such as
 	// "--appendonly", "yes", "--appendfsync", "always". Without them no
-	// node writes anything to disk.
+	// node keeps its data on disk.
 	Args []string
 }
 
