@@ -28,6 +28,20 @@
 // (driver.Dropper) refuses a cluster client or a ring given to New, whose
 // keys one SCAN does not reach.
 //
+// A Redis Cluster is one node. Give [New] a *redis.ClusterClient per
+// cluster. A cluster's masters share one keyspace, so one cluster is never
+// N nodes, and it adds no safety to the node it is. Its replicas copy
+// writes after the fact. A failover to a replica that missed a grant
+// forgets the grant, as a restart would, and another client is then
+// granted a key that is still held. With fencing tokens, that client's
+// token repeats the holder's or goes below it. Appending and fsyncing
+// every write (appendfsync always) does not help, since the replica never
+// had the write. What keeps the lock is a quorum of clusters: with three
+// clusters as the nodes of N=3, one cluster's failover loses the grant on
+// one node, and the other two refuse the second client. Two failovers at
+// once lose it again. TestCluster_failover shows each case; see "Redis
+// Cluster as a node" in drivers/redlock's DESIGN.md.
+//
 // The driver takes a dialer (driver.DialerDriver): with lock.OpenDialer,
 // every connection to a node, publish/subscribe ones included, is dialed
 // by the caller's dial, and TLS runs over it.

@@ -29,7 +29,8 @@
 //
 // The lock for key K is stored at PREFIX{K} ([DefaultKeyPrefix] unless
 // [WithKeyPrefix] says otherwise), a Redis Cluster hash tag that keeps it
-// on the shard of its fencing counter PREFIX{K}:fence; releases are
+// on the shard of its fencing counter PREFIX{K}:fence (a K that starts
+// with '}' gets a NUL before it, PREFIX{\x00K}, lest the tag be empty); releases are
 // published on PREFIX{K}:released, by the key's lead node (by more when
 // it cannot), where waiters listen on every node. Keys and values
 // reach Redis only as script or command arguments. DSNs of the Redis

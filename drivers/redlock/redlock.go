@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -68,7 +69,10 @@ func WithFencing(on bool) Option { return func(c *config) { c.fencing = on } }
 
 // WithKeyPrefix sets the prefix of every key stored in Redis (default
 // [DefaultKeyPrefix]). Clients that should contend must use the same
-// prefix.
+// prefix. On a Redis Cluster, keep braces out of it: a '{' makes the hash
+// tag the prefix's, which puts every lock in one slot, and a '{' right
+// before a '}' empties it, so that the cluster refuses fencing tokens and
+// Inspect (CROSSSLOT).
 func WithKeyPrefix(p string) Option { return func(c *config) { c.prefix = p } }
 
 // Redlock is the algorithm over a set of nodes. It implements
@@ -175,8 +179,23 @@ func (r *Redlock) String() string { return describe(nodeNames(r.nodes), r.cfg) }
 // GoString is String, so that %#v shows no password either.
 func (r *Redlock) GoString() string { return r.String() }
 
-func (r *Redlock) lockKey(key string) string { return r.cfg.prefix + "{" + key + "}" }
+// lockKey returns the name of key's lock: the prefix, then key in braces,
+// the Redis Cluster hash tag that puts the lock and its counter (fenceKey)
+// in one slot, as the scripts that touch both need. A key that starts
+// with '}' would leave the tag empty, and each name would be hashed whole,
+// to slots apart (CROSSSLOT): its tag starts with a NUL, which no key
+// holds, so that the names stay distinct.
+func (r *Redlock) lockKey(key string) string {
+	if strings.HasPrefix(key, "}") {
+		return r.cfg.prefix + "{\x00" + key + "}"
+	}
+	return r.cfg.prefix + "{" + key + "}"
+}
+
+// fenceKey returns the name of the fencing counter of the lock named lk.
 func (r *Redlock) fenceKey(lk string) string { return lk + ":fence" }
+
+// channel returns the channel on which releases of key are announced.
 func (r *Redlock) channel(key string) string { return r.cfg.prefix + "{" + key + "}:released" }
 
 func millis(d time.Duration) int64 { return int64((d + time.Millisecond - 1) / time.Millisecond) }
