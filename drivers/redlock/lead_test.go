@@ -425,12 +425,23 @@ func TestWatch_hungNodeDelaysNobody(t *testing.T) {
 	defer w0.Close()
 	fs[0].setHang(true)
 	defer fs[0].setHang(false)
-	// A round that times out on the hung node lets the client know.
-	if _, err := r.Acquire(t.Context(), "seen", "v", time.Second); err != nil {
-		t.Fatal(err)
-	}
-	for r.healthy(0) {
-		time.Sleep(time.Millisecond)
+	// A round that times out on the hung node lets the client know. On a
+	// loaded machine the hung node's request may start after the others
+	// have answered; its timeout then counts as the client's stall, not
+	// the node's (see Redlock.othersAnswered), and another round is
+	// needed. (Waiting on one round, the test once spun until go test's
+	// timeout.)
+	deadline := time.Now().Add(20 * time.Second)
+	for i := 0; r.healthy(0); i++ {
+		if time.Now().After(deadline) {
+			t.Fatalf("node 0, hung, still healthy after %d rounds", i)
+		}
+		if _, err := r.Acquire(t.Context(), fmt.Sprint("seen", i), "v", time.Second); err != nil {
+			t.Fatal(err)
+		}
+		for end := time.Now().Add(time.Second); r.healthy(0) && time.Now().Before(end); {
+			time.Sleep(time.Millisecond)
+		}
 	}
 	for i := range 10 {
 		start := time.Now()
