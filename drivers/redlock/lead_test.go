@@ -253,8 +253,10 @@ func TestWatch_waitsForEveryConnectedNode(t *testing.T) {
 	}
 	defer w0.Close()
 	for _, f := range fs {
-		for !f.subscribed(r.channel("warm-up")) {
-			time.Sleep(time.Millisecond)
+		for deadline := time.Now().Add(10 * time.Second); !f.subscribed(r.channel("warm-up")); time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s not subscribed within 10s", f.name)
+			}
 		}
 	}
 
