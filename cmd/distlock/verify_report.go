@@ -52,6 +52,9 @@ func printContention(w io.Writer, c contention, res contentionResult, lintFailed
 	if !res.netFaults {
 		row("", "no connection faults: the driver cannot dial through a dialer of verify's")
 	}
+	if missing := neverDealt(res); len(missing) > 0 {
+		row("", "never dealt: %s (a longer --duration deals every kind)", strings.Join(missing, ", "))
+	}
 	tw.Flush()
 	if len(res.Pairs) > 0 {
 		fmt.Fprintf(w, "\noffending pairs (%d shown of %d overlaps and %d regressions; times from the run's start):\n",
@@ -113,6 +116,23 @@ func faultsLine(faults map[string]int) string {
 		kinds = append(kinds, fmt.Sprintf("%s %d", k, faults[k]))
 	}
 	return cmp.Or(strings.Join(kinds, ", "), "none")
+}
+
+// neverDealt returns the kinds of fault the run could deal and did not: a
+// run too short, or whose workers were slow to start, tested less than its
+// table may suggest.
+func neverDealt(res contentionResult) []string {
+	kinds := []string{procs.PauseHolder}
+	if res.netFaults {
+		kinds = append(kinds, procs.ResetConnections, procs.SlowConnections)
+	}
+	var missing []string
+	for _, k := range kinds {
+		if res.Faults[k] == 0 {
+			missing = append(missing, k)
+		}
+	}
+	return missing
 }
 
 // pairLine is an offending pair in a sentence.
