@@ -51,8 +51,11 @@ func TestCycle_waitsForTheFirstOperation(t *testing.T) {
 	c := lock.OpenConnector(b)
 	defer c.Close()
 	b.Unavailable(300 * time.Millisecond)
+	// The 300ms count from Unavailable, a moment before Cycle begins: the
+	// first success comes a little under 300ms into the measurement (291ms
+	// seen), but long after its 50ms.
 	f := Cycle(t.Context(), c, NewKeys(), "cycle", 1, 50*time.Millisecond)
-	if !f.OK() || f.Ops == 0 || f.Seconds < 0.3 || f.Seconds > 1 {
+	if !f.OK() || f.Ops == 0 || f.Seconds < 0.2 || f.Seconds > 1 {
 		t.Errorf("Cycle of 50ms whose backend answers after 300ms = %+v", f)
 	}
 }
