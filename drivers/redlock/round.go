@@ -239,13 +239,14 @@ func (rd *round) tally() verdict {
 			return granted
 		case rd.no >= lose:
 			return refused
-		case rd.yes+rd.no >= lose && rd.releasing():
+		case rd.yes+rd.no >= lose && rd.no+left < lose && rd.releasing():
 			// A release is done once the value is gone from so many nodes
 			// that the rest cannot make a quorum: deleted where it was,
-			// absent where the acquisition never set it. Waiting for a
-			// slow node would only fail a release that has already freed
-			// the key; its request goes on, and the leftovers remember the
-			// node until it answers.
+			// absent where the acquisition never set it; and the replies
+			// still out can no longer make it a refusal, which tells a
+			// former holder that its lease had run out (Release_notOwner
+			// once got nil from a release decided before its last no).
+			// A slow node given up then fails the release no more.
 			return granted
 		case rd.yes+left < rd.quorum && rd.no+left < lose:
 			return failed
