@@ -190,15 +190,10 @@ func (s *suite) electionLostTerm(t *testing.T) {
 	if err := first.Err(); !errors.Is(err, lock.ErrLost) {
 		t.Errorf("Err of the lost term = %v, want an error matching ErrLost", err)
 	}
-	var at time.Time
-	select {
-	case a, ok := <-elected:
-		if !ok {
-			return
-		}
-		at = a
-	case <-time.After(time.Until(first.ValidUntil()) + 4*s.h.TTL + time.Second):
-		t.Fatalf("no other candidate was elected within 4 TTLs of the lost term's validity: the lead stayed taken past its TTL")
+	at, ok := electedWithin(t, elected, time.Until(first.ValidUntil())+4*s.h.TTL+time.Second,
+		"no other candidate was elected within 4 TTLs of the lost term's validity: the lead stayed taken past its TTL")
+	if !ok {
+		return
 	}
 	switch {
 	case at.Before(first.ValidUntil()):
@@ -234,6 +229,20 @@ func cutShort(ctx context.Context, l *lock.Lock, longer time.Duration) error {
 		if !l.ValidUntil().After(until) {
 			return nil // Done is about to close
 		}
+	}
+}
+
+// electedWithin waits up to d for campaignAside's instant of election,
+// and fails t with msg if none came. It reports false if the campaign
+// failed (campaignAside said why).
+func electedWithin(t *testing.T, elected <-chan time.Time, d time.Duration, msg string) (time.Time, bool) {
+	t.Helper()
+	select {
+	case at, ok := <-elected:
+		return at, ok
+	case <-time.After(d):
+		t.Fatal(msg)
+		return time.Time{}, false
 	}
 }
 
@@ -276,15 +285,11 @@ func (s *suite) electionResign(t *testing.T) {
 	if err := first.Resign(ctx); err != nil {
 		t.Fatalf("Resign: %v", err)
 	}
-	var at time.Time
-	select {
-	case a, ok := <-elected:
-		if !ok {
-			return
-		}
-		at = a
-	case <-time.After(max(8*s.h.TTL, 2*time.Second)):
-		t.Fatalf("the second candidate was not elected within %v of the resignation (wake-ups: %v)", max(8*s.h.TTL, 2*time.Second), s.h.Wakeups)
+	bound := max(8*s.h.TTL, 2*time.Second)
+	at, ok := electedWithin(t, elected, bound,
+		fmt.Sprintf("the second candidate was not elected within %v of the resignation (wake-ups: %v)", bound, s.h.Wakeups))
+	if !ok {
+		return
 	}
 	if at.Before(resigned) {
 		t.Fatalf("the second candidate was elected %v before the leader resigned", resigned.Sub(at))
