@@ -263,10 +263,40 @@ type attempts struct {
 	straggling map[string]*acquireRound // granted with requests still out, by value
 	undoing    map[string]*acquireRound // failed and not yet undone on every node, by lock key
 	nundoing   atomic.Int32             // len(undoing), read without mu
+	filling    map[string]*fillRound    // extensions that took nodes, with SETs still out, by value
 }
 
 func newAttempts() attempts {
-	return attempts{straggling: make(map[string]*acquireRound), undoing: make(map[string]*acquireRound)}
+	return attempts{straggling: make(map[string]*acquireRound), undoing: make(map[string]*acquireRound), filling: make(map[string]*fillRound)}
+}
+
+// trackFill remembers an extension's fill whose SETs to some nodes are
+// still out, so that a release of its value waits for them (a SET that
+// landed after the release would hold the key there until its TTL). Its
+// last request to end forgets it (see untrackFill).
+func (as *attempts) trackFill(f *fillRound) {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	if f.running.Load() > 0 {
+		as.filling[f.value] = f
+	}
+}
+
+// untrackFill forgets f, whose requests have all ended.
+func (as *attempts) untrackFill(f *fillRound) {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	if as.filling[f.value] == f {
+		delete(as.filling, f.value)
+	}
+}
+
+// filler returns the extension's fill of value if some of its SETs are
+// still out.
+func (as *attempts) filler(value string) *fillRound {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	return as.filling[value]
 }
 
 // track remembers a granted acquisition whose requests to some nodes are

@@ -167,9 +167,13 @@ func (f *fakeNode) apply(args []any) (any, error) {
 			return int64(1), nil
 		case extendScript.SHA:
 			f.log = append(f.log, "EXTEND "+v)
-			if f.keys[k] == v {
+			held, ok := f.keys[k]
+			switch {
+			case held == v:
 				f.expires[k] = time.Now().Add(time.Duration(args[5].(int64)) * time.Millisecond)
 				return int64(1), nil
+			case !ok:
+				return int64(-1), nil
 			}
 			return int64(0), nil
 		}

@@ -24,7 +24,7 @@ func (r *Redlock) Release(ctx context.Context, key, value string) error {
 		// would cost a node timeout more.
 		return driver.ErrNotHeld
 	}
-	rl := &releaseRound{call: releaseScript.call([]string{lk}, value, ch), prior: r.attempts.straggler(value), lk: lk, value: value}
+	rl := &releaseRound{call: releaseScript.call([]string{lk}, value, ch), prior: r.attempts.straggler(value), fill: r.attempts.filler(value), lk: lk, value: value}
 	if len(r.nodes) > 1 {
 		if lead := r.lead(lk); r.healthy(lead) {
 			rl.lead, rl.quiet = lead, releaseScript.call([]string{lk}, value, "")
@@ -65,14 +65,19 @@ type releaseRound struct {
 	channel string        // the key's, if quiet is set
 	value   string        // the released value
 	prior   *acquireRound // the acquisition of value, if some of its requests are still out
+	fill    *fillRound    // an extension's SETs of value, if some are still out
 	lk      string        // the lock key
 }
 
 // ask runs the release script on node i, after the node's straggling
-// acquisition, if any: a release never overtakes its own SET.
+// acquisition or extension, if any: a release never overtakes its own
+// SET.
 func (rl *releaseRound) ask(ctx context.Context, i int, n Node) (bool, int64, error) {
 	if rl.prior != nil {
 		rl.prior.waitEnded(ctx, i)
+	}
+	if rl.fill != nil {
+		rl.fill.waitEnded(ctx, i)
 	}
 	v, err := run(ctx, n, releaseScript, rl.callFor(i))
 	return err == nil && v == 1, v, err
@@ -116,6 +121,8 @@ func (rl *releaseRound) remember() {
 		case rep.yes:
 		case rl.prior != nil && rl.prior.ended.Load()&(1<<i) != 0 && rl.prior.results[i].err != nil && !rl.prior.results[i].unasked:
 			nodes |= 1 << i // its SET may land after this release
+		case rl.fill != nil && rl.fill.ended.Load()&(1<<i) != 0 && rl.fill.results[i].err != nil && !rl.fill.results[i].unasked:
+			nodes |= 1 << i // so may an extension's
 		}
 	}
 	rl.r.leftovers.settle(rl.lk, rl.value, nodes, &rl.round)

@@ -140,6 +140,35 @@ func (rd *round) fanOut() {
 	}
 }
 
+// fanOutTo asks the nodes in mask, each on a worker goroutine, and
+// tallies every other node at once: as a yes if it is in yes, as a no if
+// not. It is for a round that follows another, whose replies decided the
+// nodes not asked (see fillRound). mask must not be empty, and the round
+// must have several nodes.
+func (rd *round) fanOutTo(mask, yes uint64) {
+	rd.done = make(chan int, rd.n)
+	for i := range rd.n {
+		if mask&(1<<i) != 0 {
+			continue
+		}
+		rd.got++
+		rd.tallied |= 1 << i
+		rd.ended.Or(1 << i)
+		if yes&(1<<i) != 0 {
+			rd.yes++
+			rd.yesSet |= 1 << i
+		} else {
+			rd.no++
+		}
+	}
+	rd.running.Store(int32(bits.OnesCount64(mask)))
+	for i := range rd.n {
+		if mask&(1<<i) != 0 {
+			rd.r.workers.run(job{rd, i})
+		}
+	}
+}
+
 // do asks node i through its health, which may hold the request back.
 func (rd *round) do(i int) reply {
 	node := rd.r.nodes[i]

@@ -29,11 +29,17 @@ return 0
 `)
 
 // extendScript resets the expiry of KEYS[1] to ARGV[2] milliseconds if it
-// holds ARGV[1]. It returns 1 if it did, 0 otherwise. A key that expired
-// is gone, so an expired lease is never revived.
+// holds ARGV[1]. It returns 1 if it did, -1 if the key does not exist,
+// and 0 if it holds another value. A key that expired is gone, so an
+// expired lease is never revived here (see Redlock.Extend for the nodes
+// where the key is absent).
 var extendScript = NewScript(`
-if redis.call('get', KEYS[1]) == ARGV[1] then
+local v = redis.call('get', KEYS[1])
+if v == ARGV[1] then
 	return redis.call('pexpire', KEYS[1], ARGV[2])
+end
+if not v then
+	return -1
 end
 return 0
 `)
