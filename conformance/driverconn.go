@@ -46,7 +46,9 @@ func (s *suite) driverOwnership(t *testing.T) {
 	}
 	// The holder's lease must run out on its own schedule, not an hour later.
 	deadline := time.Now().Add(s.h.TTL * 8)
+	var start time.Time
 	for {
+		start = time.Now()
 		_, err := c.Acquire(ctx, k, "fourth", s.h.TTL)
 		if err == nil {
 			break
@@ -59,8 +61,15 @@ func (s *suite) driverOwnership(t *testing.T) {
 		}
 		time.Sleep(s.h.TTL / 10)
 	}
-	if err := c.Release(ctx, k, "fourth"); err != nil {
-		t.Errorf("Release by the holder: %v", err)
+	err := c.Release(ctx, k, "fourth")
+	switch took := time.Since(start); {
+	case err == nil:
+	case errors.Is(err, driver.ErrNotHeld) && took >= s.h.TTL:
+		// The short lease ran out before its release, on a busy machine
+		// (make test: redigo with fencing, two rounds to acquire).
+		t.Logf("Release by the holder %v after its Acquire began: %v (the lease had run out)", took, err)
+	default:
+		t.Errorf("Release by the holder, %v after its Acquire began (TTL %v): %v", took, s.h.TTL, err)
 	}
 }
 
