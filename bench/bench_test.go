@@ -36,11 +36,11 @@ func subName(name string, n int) string {
 }
 
 // eachImpl runs f as sub-benchmarks lib=.../client=.../N=n for every
-// implementation and for N=1 and N=5.
+// implementation and for N=1 and N=5 (N=1 alone where nodeCounts says so).
 func eachImpl(b *testing.B, f func(b *testing.B, im impl)) {
 	addrs := servers(b)
 	for _, name := range impls {
-		for _, n := range []int{1, 5} {
+		for _, n := range nodeCounts(name) {
 			b.Run(subName(name, n), func(b *testing.B) {
 				f(b, newImpl(b, name, addrs[:n]))
 			})
@@ -146,7 +146,7 @@ func BenchmarkContended(b *testing.B) {
 func BenchmarkContended_clients(b *testing.B) {
 	addrs := servers(b)
 	for _, name := range impls {
-		for _, n := range []int{1, 5} {
+		for _, n := range nodeCounts(name) {
 			b.Run(subName(name, n), func(b *testing.B) {
 				var ims []impl
 				contend(b, func(key string) mutex {

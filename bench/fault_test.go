@@ -148,6 +148,9 @@ func TestHungMinority(t *testing.T) {
 	}
 	addrs := servers(t)
 	for _, name := range impls {
+		if slices.Max(nodeCounts(name)) == 1 {
+			continue // one deployment: no minority of servers to hang
+		}
 		t.Run(name, func(t *testing.T) {
 			im := newImpl(t, name, addrs) // warmed up: connections to every node
 			m := im.mutex("bench/hung-minority/" + name + "/" + strconv.FormatInt(time.Now().UnixNano(), 36))

@@ -2,6 +2,11 @@ package bench
 
 import (
 	"bufio"
+	"bytes"
+	"crypto/rand"
+	"crypto/sha1"
+	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"net"
 	"testing"
@@ -10,12 +15,42 @@ import (
 	"github.com/distlock/lock/internal/latency"
 )
 
+// floorReleaseScript deletes KEYS[1] if it holds ARGV[1], and announces the
+// release on channel ARGV[2] unless it is empty. It is the text of the
+// Redlock driver's release script (drivers/redlock/scripts.go), so that the
+// servers run the same Lua for the floor as for our release. The floor
+// passes an empty channel: a compare-and-delete with no announcement.
+const floorReleaseScript = `
+if redis.call('get', KEYS[1]) == ARGV[1] then
+	redis.call('del', KEYS[1])
+	if ARGV[2] ~= '' then
+		redis.call('publish', ARGV[2], ARGV[1])
+	end
+	return 1
+end
+return 0
+`
+
+// A floorRelease is how the floor gives a key back.
+type floorRelease int
+
+const (
+	// releaseEvalSHA is a compare-and-delete: EVALSHA of
+	// floorReleaseScript, as a lock must release.
+	releaseEvalSHA floorRelease = iota
+	// releaseDEL is a plain DEL, which deletes whoever holds the key. It
+	// is the floor of the figures before 2026-12-07, kept to compare them.
+	releaseDEL
+)
+
 // BenchmarkFloor is what an acquire+release costs on this machine with no
-// lock library at all: a SET NX PX written to each of N servers at once,
-// a wait for a quorum's replies, then a DEL the same way, over raw
-// connections, one reader goroutine per server (as any client that asks
-// nodes in parallel needs), no scripts, no value checks, no allocations
-// beyond the channel's. It is the floor under every Redlock
+// lock library at all: a SET NX PX of a random value written to each of N
+// servers at once, a wait for a quorum's grants, then the release the
+// same way, over raw connections, with one reader goroutine per server (as
+// any client that asks nodes in parallel needs). lib=floor releases as a
+// lock must, with a compare-and-delete script (EVALSHA, loaded before the
+// timer starts); lib=floor-del releases with a DEL, as the floor did before.
+// Neither allocates in its loop. It is the floor under every Redlock
 // implementation's p50 at N=1 and N=5, and their ratio is the least
 // N=5/N=1 ratio a Redlock client can reach here: on two cores the five
 // servers and the client take turns, so the fan-out costs more than a
@@ -24,54 +59,83 @@ func BenchmarkFloor(b *testing.B) {
 	addrs := servers(b)
 	for _, n := range []int{1, 5} {
 		b.Run(fmt.Sprintf("lib=floor/client=raw/N=%d", n), func(b *testing.B) {
-			benchFloor(b, addrs[:n])
+			benchFloor(b, addrs[:n], releaseEvalSHA)
+		})
+	}
+	for _, n := range []int{1, 5} {
+		b.Run(fmt.Sprintf("lib=floor-del/client=raw/N=%d", n), func(b *testing.B) {
+			benchFloor(b, addrs[:n], releaseDEL)
 		})
 	}
 }
 
-func benchFloor(b *testing.B, addrs []string) {
-	type reply struct {
-		seq int
-		err error
-	}
-	replies := make(chan reply, 4*len(addrs))
+// A floorReply is a reader's verdict on one reply line: the seq-th reply
+// of its connection, a grant (+OK, :1) or not, or the connection's error.
+type floorReply struct {
+	seq     int
+	granted bool
+	err     error
+}
+
+func benchFloor(b *testing.B, addrs []string, release floorRelease) {
+	sha := sha1.Sum([]byte(floorReleaseScript))
+	shaHex := hex.EncodeToString(sha[:])
+	replies := make(chan floorReply, 4*len(addrs))
 	conns := make([]net.Conn, len(addrs))
+	defer func() {
+		for _, c := range conns {
+			if c != nil {
+				c.Close()
+			}
+		}
+	}()
 	for i, a := range addrs {
 		c, err := net.Dial("tcp", a)
 		if err != nil {
 			b.Fatal(err)
 		}
 		conns[i] = c
-		// Each request is answered by one line (+OK, $-1, :1): the
-		// reader counts them to tell which request a line answers.
+		r := bufio.NewReader(c)
+		if release == releaseEvalSHA {
+			loadScript(b, c, r, shaHex)
+		}
+		// Each request is answered by one line (+OK or $-1 to the SET, :1
+		// or :0 to the script and the DEL): the reader counts them to tell
+		// which request a line answers.
 		go func() {
-			r := bufio.NewReader(c)
 			for seq := 0; ; seq++ {
 				line, err := r.ReadSlice('\n')
 				if err != nil {
-					replies <- reply{seq, err}
+					replies <- floorReply{seq: seq, err: err}
 					return
 				}
 				if line[0] == '-' {
-					replies <- reply{seq, fmt.Errorf("%s: %s", a, line)}
+					replies <- floorReply{seq: seq, err: fmt.Errorf("%s: %s", a, line)}
 					return
 				}
-				replies <- reply{seq, nil}
+				granted := line[0] == '+' || bytes.Equal(line, []byte(":1\r\n"))
+				replies <- floorReply{seq: seq, granted: granted}
 			}
 		}()
 	}
-	defer func() {
-		for _, c := range conns {
-			c.Close()
-		}
-	}()
 	key := benchKey(b, "")
-	set := []byte(fmt.Sprintf("*6\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$5\r\nvalue\r\n$2\r\nNX\r\n$2\r\nPX\r\n$5\r\n10000\r\n", len(key), key))
-	del := []byte(fmt.Sprintf("*2\r\n$3\r\nDEL\r\n$%d\r\n%s\r\n", len(key), key))
+	value := floorValue()
+	set := []byte(fmt.Sprintf("*6\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n$2\r\nNX\r\n$2\r\nPX\r\n$5\r\n10000\r\n",
+		len(key), key, len(value), value))
+	var give []byte
+	switch release {
+	case releaseEvalSHA:
+		give = []byte(fmt.Sprintf("*6\r\n$7\r\nEVALSHA\r\n$40\r\n%s\r\n$1\r\n1\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n$0\r\n\r\n",
+			shaHex, len(key), key, len(value), value))
+	case releaseDEL:
+		give = []byte(fmt.Sprintf("*2\r\n$3\r\nDEL\r\n$%d\r\n%s\r\n", len(key), key))
+	}
 	quorum := len(addrs)/2 + 1
 	seq := 0
-	// phase writes req to every server and waits for a quorum of replies
-	// to it; replies to earlier requests that come late are passed over.
+	// phase writes req to every server and waits for a quorum of grants
+	// of it; replies to earlier requests that come late are passed over.
+	// Each connection answers in order, so every server grants every
+	// request, and a refusal is a broken benchmark.
 	phase := func(req []byte) {
 		for _, c := range conns {
 			if _, err := c.Write(req); err != nil {
@@ -83,9 +147,13 @@ func benchFloor(b *testing.B, addrs []string) {
 			if r.err != nil {
 				b.Fatal(r.err)
 			}
-			if r.seq == seq {
-				got++
+			if r.seq != seq {
+				continue
 			}
+			if !r.granted {
+				b.Fatalf("request %d refused: %q", seq, req)
+			}
+			got++
 		}
 		seq++
 	}
@@ -94,8 +162,41 @@ func benchFloor(b *testing.B, addrs []string) {
 	for b.Loop() {
 		start := time.Now()
 		phase(set)
-		phase(del)
+		phase(give)
 		lat.Add(time.Since(start))
 	}
 	latency.Report(b, "", "µs", lat)
+}
+
+// floorValue returns a random value of the length our locks' values have
+// (20 random bytes in unpadded URL-safe base64). The floor takes one for
+// all its acquisitions, so that its loop allocates nothing.
+func floorValue() string {
+	var v [20]byte
+	rand.Read(v[:])
+	return base64.RawURLEncoding.EncodeToString(v[:])
+}
+
+// loadScript loads floorReleaseScript on the server of c with SCRIPT LOAD,
+// reading the reply from r, and checks that the server knows it by sha.
+func loadScript(b *testing.B, c net.Conn, r *bufio.Reader, sha string) {
+	b.Helper()
+	req := fmt.Sprintf("*3\r\n$6\r\nSCRIPT\r\n$4\r\nLOAD\r\n$%d\r\n%s\r\n", len(floorReleaseScript), floorReleaseScript)
+	if _, err := c.Write([]byte(req)); err != nil {
+		b.Fatal(err)
+	}
+	head, err := r.ReadString('\n')
+	if err != nil {
+		b.Fatal(err)
+	}
+	if head != "$40\r\n" {
+		b.Fatalf("SCRIPT LOAD replied %q", head)
+	}
+	body, err := r.ReadString('\n')
+	if err != nil {
+		b.Fatal(err)
+	}
+	if body != sha+"\r\n" {
+		b.Fatalf("SCRIPT LOAD replied %q, want %s", body, sha)
+	}
 }

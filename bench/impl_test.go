@@ -15,12 +15,21 @@ import (
 	rsredis "github.com/go-redsync/redsync/v4/redis"
 	rsgoredis "github.com/go-redsync/redsync/v4/redis/goredis/v9"
 	rsredigo "github.com/go-redsync/redsync/v4/redis/redigo"
+	rsrueidis "github.com/go-redsync/redsync/v4/redis/rueidis"
+	rsvalkey "github.com/go-redsync/redsync/v4/redis/valkeygo"
 	redigo "github.com/gomodule/redigo/redis"
 	goredis "github.com/redis/go-redis/v9"
+	"github.com/redis/rueidis"
+	"github.com/redis/rueidis/rueidiscompat"
+	"github.com/redis/rueidis/rueidislock"
+	"github.com/valkey-io/valkey-go"
+	"github.com/valkey-io/valkey-go/valkeycompat"
 
 	"github.com/distlock/lock"
 	_ "github.com/distlock/lock/drivers/goredis"
 	_ "github.com/distlock/lock/drivers/redigo"
+	_ "github.com/distlock/lock/drivers/rueidis"
+	_ "github.com/distlock/lock/drivers/valkey"
 )
 
 // An impl is one lock library over one Redis client, on some nodes.
@@ -37,16 +46,32 @@ type mutex interface {
 	unlock(ctx context.Context) error
 }
 
-// impls are the implementations compared, by name: ours and redsync's,
-// over go-redis and over redigo.
-var impls = []string{"ours-goredis", "redsync-goredis", "ours-redigo", "redsync-redigo"}
+// impls are the implementations compared, by name (library-client): ours
+// and redsync's over go-redis, redigo, rueidis and valkey-go, and
+// rueidislock, which comes with rueidis.
+var impls = []string{
+	"ours-goredis", "redsync-goredis",
+	"ours-redigo", "redsync-redigo",
+	"ours-rueidis", "redsync-rueidis", "rueidislock-rueidis",
+	"ours-valkey", "redsync-valkey",
+}
+
+// nodeCounts returns the numbers of nodes that implementation name runs
+// on: 1 and 5 for a Redlock client, 1 alone for rueidislock, whose
+// majority is of keys on one deployment, not of servers.
+func nodeCounts(name string) []int {
+	if strings.HasPrefix(name, "rueidislock-") {
+		return []int{1}
+	}
+	return []int{1, 5}
+}
 
 // newImpl opens the implementation name on addrs, with its defaults.
 func newImpl(t testing.TB, name string, addrs []string) impl {
 	t.Helper()
 	var im impl
 	switch name {
-	case "ours-goredis", "ours-redigo":
+	case "ours-goredis", "ours-redigo", "ours-rueidis", "ours-valkey":
 		urls := make([]string, len(addrs))
 		for i, a := range addrs {
 			urls[i] = "redis://" + a
@@ -95,6 +120,55 @@ func newImpl(t testing.TB, name string, addrs []string) impl {
 				p.Close()
 			}
 		}}
+	case "redsync-rueidis":
+		// rueidis at its defaults (client-side caching on, auto-pipelining),
+		// through the go-redis-like adapter that redsync's own adapter takes.
+		var pools []rsredis.Pool
+		var clients []rueidis.Client
+		for _, a := range addrs {
+			c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{a}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			clients = append(clients, c)
+			pools = append(pools, rsrueidis.NewPool(rueidiscompat.NewAdapter(c)))
+		}
+		im = redsyncImpl{rs: redsync.New(pools...), closers: func() {
+			for _, c := range clients {
+				c.Close()
+			}
+		}}
+	case "redsync-valkey":
+		// valkey-go at its defaults, as redsync-rueidis.
+		var pools []rsredis.Pool
+		var clients []valkey.Client
+		for _, a := range addrs {
+			c, err := valkey.NewClient(valkey.ClientOption{InitAddress: []string{a}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			clients = append(clients, c)
+			pools = append(pools, rsvalkey.NewPool(valkeycompat.NewAdapter(c)))
+		}
+		im = redsyncImpl{rs: redsync.New(pools...), closers: func() {
+			for _, c := range clients {
+				c.Close()
+			}
+		}}
+	case "rueidislock-rueidis":
+		// rueidislock at its defaults: a majority of 2 of 3 keys on the one
+		// server, 5s validity extended every 2.5s, client-side caching
+		// without NOLOOP to hear of releases.
+		if len(addrs) != 1 {
+			t.Fatalf("%s runs on one server, not %d", name, len(addrs))
+		}
+		l, err := rueidislock.NewLocker(rueidislock.LockerOption{
+			ClientOption: rueidis.ClientOption{InitAddress: addrs},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		im = rueidisLock{l}
 	default:
 		t.Fatalf("unknown implementation %q", name)
 	}
@@ -164,4 +238,45 @@ func (m rsMutex) unlock(ctx context.Context) error {
 		err = errUnlock
 	}
 	return err
+}
+
+// rueidisLock is rueidislock. A lock is a context that stays alive while
+// the locker holds the key, and its cancel function releases it.
+type rueidisLock struct{ l rueidislock.Locker }
+
+func (r rueidisLock) mutex(key string) mutex { return &rlMutex{l: r.l, key: key} }
+func (r rueidisLock) close()                 { r.l.Close() }
+
+// rlMutex keeps the context and cancel function of its current lock.
+type rlMutex struct {
+	l       rueidislock.Locker
+	key     string
+	held    context.Context
+	release context.CancelFunc
+}
+
+func (m *rlMutex) tryLock(ctx context.Context) (err error) {
+	m.held, m.release, err = m.l.TryWithContext(ctx, m.key)
+	return err
+}
+
+func (m *rlMutex) lock(ctx context.Context) (err error) {
+	m.held, m.release, err = m.l.WithContext(ctx, m.key)
+	return err
+}
+
+// errLost says that a rueidislock lock ended before its release.
+var errLost = errors.New("rueidislock: lock lost before its release")
+
+// unlock releases the lock and waits for its keys' deletion, as
+// rueidislock's cancel function does. That function reports nothing, so
+// the only failure seen is a lock that had ended before (its context
+// done: lost, or expired).
+func (m *rlMutex) unlock(context.Context) error {
+	lost := m.held.Err()
+	m.release()
+	if lost != nil {
+		return errLost
+	}
+	return nil
 }
