@@ -82,10 +82,20 @@ func benchFloor(b *testing.B, addrs []string, release floorRelease) {
 	shaHex := hex.EncodeToString(sha[:])
 	replies := make(chan floorReply, 4*len(addrs))
 	conns := make([]net.Conn, len(addrs))
+	// readers counts the reader goroutines still running. Each ends with
+	// an error on replies, at the latest when its connection is closed.
+	// The cleanup reads replies until all have ended: a server that lags
+	// behind the quorum may still have replies to hand over.
+	readers := 0
 	defer func() {
 		for _, c := range conns {
 			if c != nil {
 				c.Close()
+			}
+		}
+		for readers > 0 {
+			if r := <-replies; r.err != nil {
+				readers--
 			}
 		}
 	}()
@@ -99,6 +109,7 @@ func benchFloor(b *testing.B, addrs []string, release floorRelease) {
 		if release == releaseEvalSHA {
 			loadScript(b, c, r, shaHex)
 		}
+		readers++
 		// Each request is answered by one line (+OK or $-1 to the SET, :1
 		// or :0 to the script and the DEL): the reader counts them to tell
 		// which request a line answers.
@@ -145,6 +156,7 @@ func benchFloor(b *testing.B, addrs []string, release floorRelease) {
 		for got := 0; got < quorum; {
 			r := <-replies
 			if r.err != nil {
+				readers--
 				b.Fatal(r.err)
 			}
 			if r.seq != seq {
