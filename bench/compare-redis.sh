@@ -20,7 +20,7 @@
 # -count, default 10), BENCHSTAT (the benchstat binary; default
 # ~/go/bin/benchstat, then benchstat on PATH, then `go run
 # golang.org/x/perf/cmd/benchstat@latest`). With the defaults a run takes
-# about 5 minutes on two shared cores (38 sub-benchmarks, 10 runs each),
+# about 4-5 minutes on two shared cores (38 sub-benchmarks, 10 runs each),
 # up to 8 when the machine is busy.
 set -euo pipefail
 

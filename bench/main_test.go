@@ -1,6 +1,7 @@
-// Package bench compares distlock's Redlock drivers with redsync v4 on the
-// Redis servers of scripts/services.sh. It is a module of its own, so that
-// the library's go.mod never depends on its rival. See README.md.
+// Package bench compares distlock's Redlock drivers with redsync v4 and
+// rueidislock on the Redis servers of scripts/services.sh. It is a module
+// of its own, so that the library's go.mod never depends on its rivals.
+// See README.md.
 package bench
 
 import (
