@@ -256,6 +256,7 @@ func TLSAndAuth(t *testing.T, name string) {
 //   - the conformance suite at N=5 with fencing tokens (their scripts'
 //     replies go through the client's reply conversion), with a TTL of
 //     500ms;
+//   - NoFalseOutages, at the driver's defaults;
 //   - the conformance suite at N=5 with the fault cases (how the client
 //     meets a killed or hung server is its own), then the failures of
 //     failures.go that use them;
@@ -287,6 +288,10 @@ func Suite(t *testing.T, name string, d driver.Driver) {
 			h.TTL = 500 * time.Millisecond
 			conformance.Run(t, h)
 		})
+		// At the driver's defaults (no node_timeout), on the five healthy
+		// servers before the fault run: the other two Redlock drivers run
+		// the same on the Redis servers.
+		t.Run("TryAcquire_noFalseOutages", func(t *testing.T) { noFalseOutagesOn(t, name, addrs) })
 		t.Run("Conformance/N=5", func(t *testing.T) {
 			conformance.Run(t, harness(name, d, addrs, pipelinedQuery, Valkey.Faults(t, 5)))
 		})
