@@ -52,13 +52,16 @@ func TestConformance_cluster(t *testing.T) {
 func clusterHarness(clusters []*redistest.Cluster, fencing bool) conformance.Harness {
 	return conformance.Harness{
 		NewClient: func(t *testing.T) *lock.Client {
-			return lock.OpenConnector(clusterConnector(t, clusters, fencing, redis.ClusterOptions{}))
+			c := lock.OpenConnector(clusterConnector(t, clusters, fencing, redis.ClusterOptions{}))
+			warmed(t, c.Ping)
+			return c
 		},
 		NewConn: func(t *testing.T) driver.Conn {
 			c, err := clusterConnector(t, clusters, fencing, redis.ClusterOptions{}).Connect(t.Context())
 			if err != nil {
 				t.Fatal(err)
 			}
+			warmed(t, c.(driver.Pinger).Ping)
 			return c
 		},
 		Fencing: fencing,
@@ -100,20 +103,29 @@ func clusterConnector(t *testing.T, clusters []*redistest.Cluster, fencing bool,
 }
 
 // clusterClient is a lock client over clusterConnector, once it has
-// connected: a cluster client's first request also loads the slots and
-// the commands' key positions, which the race detector makes slower than
-// the node timeout.
+// connected (see warmed).
 func clusterClient(t *testing.T, clusters []*redistest.Cluster, fencing bool) *lock.Client {
 	t.Helper()
 	c := lock.OpenConnector(clusterConnector(t, clusters, fencing, redis.ClusterOptions{}))
 	c.SetLogger(slog.New(slog.NewTextHandler(t.Output(), nil)))
 	t.Cleanup(func() { c.Close() })
+	warmed(t, c.Ping)
+	return c
+}
+
+// warmed returns once ping succeeds. A cluster client's first request also
+// loads the slots and the commands' key positions, which the race detector
+// and a busy machine make slower than the node timeout: in make test, the
+// first Acquire of Driver_ownership and Driver_noRevival on a new
+// connection failed at the 250ms node timeout.
+func warmed(t *testing.T, ping func(context.Context) error) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	for {
-		err := c.Ping(ctx)
+		err := ping(ctx)
 		if err == nil {
-			return c
+			return
 		}
 		if ctx.Err() != nil {
 			t.Fatalf("Ping of a new client: %v", err)
