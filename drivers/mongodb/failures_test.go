@@ -98,8 +98,10 @@ func TestAcquire_wrongEndIsMisconfigured(t *testing.T) {
 		c := open(t, dsn)
 		took, err := timed(func() error { _, err := c.Acquire(context.Background(), "k"); return err })
 		t.Logf("%s: after %v: %v", name, took, err)
-		if !errors.Is(err, lock.ErrMisconfigured) || took > time.Second {
-			t.Errorf("%s: Acquire took %v and returned %v, want an error matching ErrMisconfigured within 1s", name, took, err)
+		// 3s, where the Go driver's server selection would wait 30s: a TLS
+		// handshake that fails took 1.9s in make test, on a busy machine.
+		if !errors.Is(err, lock.ErrMisconfigured) || took > 3*time.Second {
+			t.Errorf("%s: Acquire took %v and returned %v, want an error matching ErrMisconfigured within 3s", name, took, err)
 		}
 	}
 }
