@@ -16,8 +16,9 @@
 # ($DISTLOCK_SERVICES_DIR/redis-tests.lock), so they wait for a `make test`
 # that holds it.
 #
-# Environment: BENCHTIME (go test -benchtime, default 2000x), COUNT (go test
-# -count, default 10), BENCHSTAT (the benchstat binary; default
+# Environment: BENCHTIME (go test -benchtime, default 2000x), COUNT (how
+# many times the test binary runs every benchmark once, one run after
+# another, default 10), BENCHSTAT (the benchstat binary; default
 # ~/go/bin/benchstat, then benchstat on PATH, then `go run
 # golang.org/x/perf/cmd/benchstat@latest`). With the defaults a run takes
 # about 4-5 minutes on two shared cores (38 sub-benchmarks, 10 runs each),
@@ -111,7 +112,19 @@ echo "compare-redis: servers ${DISTLOCK_REDIS_ADDRS}, -benchtime $benchtime -cou
 echo "compare-redis: $(uptime)" >&2
 SECONDS=0
 cd "$here"
-go test -run '^$' -bench 'BenchmarkFloor$|BenchmarkAcquireRelease$|BenchmarkAcquireRelease_16keys$' \
-	-benchtime "$benchtime" -count "$count" -timeout 60m . | tee "$out"
+# One test binary, run COUNT times over every benchmark, rather than go
+# test -count, which runs one benchmark's counts in a row: the floor's ten
+# would then be a minute or more apart from ours, on a machine whose load
+# moves.
+bindir=$(mktemp -d)
+go test -c -o "$bindir/bench.test" .
+: >"$out"
+for ((i = 1; i <= count; i++)); do
+	echo "compare-redis: run $i of $count" >&2
+	"$bindir/bench.test" -test.run '^$' \
+		-test.bench 'BenchmarkFloor$|BenchmarkAcquireRelease$|BenchmarkAcquireRelease_16keys$' \
+		-test.benchtime "$benchtime" -test.count 1 -test.timeout 60m | tee -a "$out"
+done
+rm -rf "$bindir"
 echo "compare-redis: $((SECONDS / 60))m$((SECONDS % 60))s; $(uptime)" >&2
 tables "$out"
