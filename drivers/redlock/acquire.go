@@ -132,16 +132,23 @@ func (a *acquireRound) ask(ctx context.Context, i int, n Node) (bool, int64, err
 		v, err := run(ctx, n, retakeScript, call)
 		return err == nil && v == 1, 0, err
 	}
-	reply, err := n.Do(ctx, a.call)
+	ok, err := setNX(ctx, n, a.call)
+	return ok, 0, err
+}
+
+// setNX sends call, a SET ... NX, to n, and reports whether it set the
+// key: false, with no error, if the key existed.
+func setNX(ctx context.Context, n Node, call []any) (bool, error) {
+	reply, err := n.Do(ctx, call)
 	switch {
 	case err != nil:
-		return false, 0, err
+		return false, err
 	case reply == nil:
-		return false, 0, nil // NX: the key exists
+		return false, nil // NX: the key exists
 	case reply != "OK":
-		return false, 0, fmt.Errorf("SET replied %v: %w", reply, errNoReply)
+		return false, fmt.Errorf("SET replied %v: %w", reply, errNoReply)
 	}
-	return true, 0, nil
+	return true, nil
 }
 
 // retake returns the call of retakeScript for node i if the node may hold

@@ -3,7 +3,6 @@ package redlock
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math/bits"
 	"time"
 
@@ -39,7 +38,7 @@ func (r *Redlock) Extend(ctx context.Context, key, value string, ttl time.Durati
 	if e.yes == 0 || e.yes+bits.OnesCount64(absent) < e.quorum {
 		return err
 	}
-	f := &fillRound{ext: e, value: value, call: []any{"SET", lk, value, "PX", millis(ttl), "NX"}}
+	f := &fillRound{value: value, call: []any{"SET", lk, value, "PX", millis(ttl), "NX"}}
 	f.begin(ctx, r, f, ttl)
 	f.allEnded = make(chan struct{}) // for a release that comes while a SET is out
 	f.fanOutTo(absent, e.yesSet)
@@ -85,23 +84,15 @@ func (e *extendRound) absent() uint64 {
 // the others, as no.
 type fillRound struct {
 	round
-	ext   *extendRound
 	value string
 	call  []any // the SET NX
 }
 
-// ask takes the key on node i if nobody holds it.
+// ask takes the key on node i if nobody holds it (somebody may have
+// taken it since the first round).
 func (f *fillRound) ask(ctx context.Context, _ int, n Node) (bool, int64, error) {
-	reply, err := n.Do(ctx, f.call)
-	switch {
-	case err != nil:
-		return false, 0, err
-	case reply == nil:
-		return false, 0, nil // NX: somebody took the key meanwhile
-	case reply != "OK":
-		return false, 0, fmt.Errorf("SET replied %v: %w", reply, errNoReply)
-	}
-	return true, 0, nil
+	ok, err := setNX(ctx, n, f.call)
+	return ok, 0, err
 }
 
 func (*fillRound) unsent(int)            {}

@@ -45,10 +45,11 @@ type fakeNode struct {
 	dialErr      error         // what Subscribe returns, if set: the node refuses connections
 	connDies     bool          // Subscribe's connections end at once, as go-redis's to a node that refuses connections
 	dials        int           // Subscribe calls
+	setsPX       map[int64]int // SETs received, by their PX
 }
 
 func newFake(name string) *fakeNode {
-	return &fakeNode{name: name, keys: make(map[string]string), expires: make(map[string]time.Time)}
+	return &fakeNode{name: name, keys: make(map[string]string), expires: make(map[string]time.Time), setsPX: make(map[int64]int)}
 }
 
 // hold sets k to v for ttl, as another client's SET PX would.
@@ -134,6 +135,7 @@ func (f *fakeNode) apply(args []any) (any, error) {
 	case "SET":
 		k, v := args[1].(string), args[2].(string)
 		f.log = append(f.log, "SET "+v)
+		f.setsPX[args[4].(int64)]++
 		if _, ok := f.keys[k]; ok {
 			return nil, nil
 		}
@@ -737,13 +739,7 @@ func (f *fakeNode) valueOn(k string) string {
 // holds the key no longer once it answers. A release that finds the value on no node
 // still fails as not held.
 func TestRelease_doneOnceNoQuorumCanHoldTheValue(t *testing.T) {
-	r, fs := fakes(t, 5)
-	lk := r.lockKey("k")
-	fs[3].hold(lk, "other", time.Minute)
-	fs[4].hold(lk, "other", time.Minute)
-	if _, err := r.Acquire(t.Context(), "k", "v1", 10*time.Second); err != nil {
-		t.Fatal(err)
-	}
+	r, fs, lk := grantedBeside(t)
 	fs[2].setDelay(300 * time.Millisecond) // slow past the node timeout, but answers
 	if err := r.Release(t.Context(), "k", "v1"); err != nil {
 		t.Fatalf("Release with the value gone from 4 of 5 nodes and one slow: %v", err)

@@ -133,18 +133,14 @@ func (rd *round) fanOut() {
 		rd.cancel()
 		return
 	}
-	rd.done = make(chan int, rd.n)
-	rd.running.Store(int32(rd.n))
-	for i := range rd.n {
-		rd.r.workers.run(job{rd, i})
-	}
+	rd.fanOutTo(^uint64(0)>>(64-rd.n), 0)
 }
 
 // fanOutTo asks the nodes in mask, each on a worker goroutine, and
 // tallies every other node at once: as a yes if it is in yes, as a no if
-// not. It is for a round that follows another, whose replies decided the
-// nodes not asked (see fillRound). mask must not be empty, and the round
-// must have several nodes.
+// not. fanOut gives it every node; a round that follows another, whose
+// replies decided the nodes not asked (see fillRound), gives it the rest.
+// mask must not be empty, and the round must have several nodes.
 func (rd *round) fanOutTo(mask, yes uint64) {
 	rd.done = make(chan int, rd.n)
 	for i := range rd.n {
