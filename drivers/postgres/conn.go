@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/distlock/lock/driver"
@@ -25,6 +26,10 @@ type conn struct {
 	t       *table
 	ln      *listener
 	timeout time.Duration // the request timeout
+
+	slots slots       // an own pool's connections, for the fast path (see call); nil for a pool from New
+	live  *live       // an own pool's connections, for Close to cut short; nil for a pool from New
+	cut   atomic.Bool // Close has cut the connections short
 
 	callsMu sync.Mutex
 	calls   map[context.Context]context.CancelFunc // the calls in flight, for Close to end
@@ -51,15 +56,22 @@ var (
 	_ driver.Dropper    = (*conn)(nil)
 )
 
-func newConn(pool *pgxpool.Pool, owned bool, t *table, timeout time.Duration) *conn {
+// newConn returns a connection on pool. For a pool of the driver's own,
+// l holds the pool's connections (see ownPool); for a pool from New, it is
+// nil.
+func newConn(pool *pgxpool.Pool, owned bool, l *live, t *table, timeout time.Duration) *conn {
 	c := &conn{
 		pool:    pool,
 		owned:   owned,
 		t:       t,
 		timeout: timeout,
+		live:    l,
 		calls:   make(map[context.Context]context.CancelFunc),
 		watched: make(map[string]time.Time),
 		held:    make(map[string]struct{}),
+	}
+	if l != nil {
+		c.slots = make(slots, pool.Config().MaxConns)
 	}
 	c.ln = newListener(t.name, c.listenConn)
 	return c
@@ -93,9 +105,9 @@ func (c *conn) request(ctx context.Context) (_ context.Context, done func()) {
 	}
 }
 
-// fail marks err, the failure of a call under ctx, as errClosed if Close
-// ended the call, and as [failure] does otherwise.
-func (c *conn) fail(ctx context.Context, err error) error {
+// failSlow marks err, the failure of a call under ctx, as errClosed if
+// Close ended the call, and as [failure] does otherwise.
+func (c *conn) failSlow(ctx context.Context, err error) error {
 	if errors.Is(context.Cause(ctx), context.Canceled) {
 		c.callsMu.Lock()
 		closed := c.closed
@@ -122,20 +134,18 @@ func (c *conn) Acquire(ctx context.Context, key, value string, ttl time.Duration
 	if wasHeld {
 		q = c.t.acquireGuarded
 	}
-	ctx, done := c.request(ctx)
-	defer done()
-	pc, err := c.pool.Acquire(ctx)
+	cl, err := c.begin(ctx)
+	defer c.end(&cl)
 	if err != nil {
 		c.unsent.add(value)
-		return driver.Lease{}, c.fail(ctx, err)
+		return driver.Lease{}, c.fail(&cl, err)
 	}
-	defer pc.Release()
 	var fence int64
-	err = pc.QueryRow(ctx, q, key, value, interval(ttl)).Scan(&fence)
+	err = cl.pc.QueryRow(cl.ctx, q, key, value, interval(ttl)).Scan(&fence)
 	if err != nil && pgconn.SafeToRetry(err) {
 		c.unsent.add(value)
 	}
-	lease, err := c.leaseOf(ctx, fence, err, driver.ErrHeld)
+	lease, err := c.leaseOf(&cl, fence, err, driver.ErrHeld)
 	switch {
 	case err == nil && wasHeld:
 		c.heldMu.Lock()
@@ -152,26 +162,38 @@ func (c *conn) Acquire(ctx context.Context, key, value string, ttl time.Duration
 	return lease, err
 }
 
-// leaseOf is the outcome of a statement under ctx that returns the fence
-// of a lease it granted, given the error of scanning it: the lease, or
-// none if no row came back, or the backend's error.
-func (c *conn) leaseOf(ctx context.Context, fence int64, err, none error) (driver.Lease, error) {
+// leaseOf is the outcome of a statement of the call cl that returns the
+// fence of a lease it granted, given the error of scanning it: the lease,
+// or none if no row came back, or the backend's error.
+func (c *conn) leaseOf(cl *call, fence int64, err, none error) (driver.Lease, error) {
 	switch {
 	case err == nil:
 		return driver.Lease{Token: uint64(fence), Fenced: true}, nil
 	case errors.Is(err, pgx.ErrNoRows):
 		return driver.Lease{}, none
 	}
-	return driver.Lease{}, c.fail(ctx, err)
+	return driver.Lease{}, c.fail(cl, err)
+}
+
+// exec runs one statement that returns no rows, in a call of its own.
+func (c *conn) exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	cl, err := c.begin(ctx)
+	defer c.end(&cl)
+	if err != nil {
+		return pgconn.CommandTag{}, c.fail(&cl, err)
+	}
+	tag, err := cl.pc.Exec(cl.ctx, sql, args...)
+	if err != nil {
+		return tag, c.fail(&cl, err)
+	}
+	return tag, nil
 }
 
 func (c *conn) Extend(ctx context.Context, key, value string, ttl time.Duration) error {
-	ctx, done := c.request(ctx)
-	defer done()
-	tag, err := c.pool.Exec(ctx, c.t.extend, key, value, interval(ttl))
+	tag, err := c.exec(ctx, c.t.extend, key, value, interval(ttl))
 	switch {
 	case err != nil:
-		return c.fail(ctx, err)
+		return err
 	case tag.RowsAffected() == 0:
 		return driver.ErrNotHeld
 	}
@@ -180,11 +202,14 @@ func (c *conn) Extend(ctx context.Context, key, value string, ttl time.Duration)
 
 // Transfer gives key, held by value, to next, in one statement.
 func (c *conn) Transfer(ctx context.Context, key, value, next string, ttl time.Duration) (driver.Lease, error) {
-	ctx, done := c.request(ctx)
-	defer done()
+	cl, err := c.begin(ctx)
+	defer c.end(&cl)
+	if err != nil {
+		return driver.Lease{}, c.fail(&cl, err)
+	}
 	var fence int64
-	err := c.pool.QueryRow(ctx, c.t.transfer, key, value, next, interval(ttl)).Scan(&fence)
-	return c.leaseOf(ctx, fence, err, driver.ErrNotHeld)
+	err = cl.pc.QueryRow(cl.ctx, c.t.transfer, key, value, next, interval(ttl)).Scan(&fence)
+	return c.leaseOf(&cl, fence, err, driver.ErrNotHeld)
 }
 
 // Release releases key if value holds it, in one statement, unless
@@ -193,12 +218,10 @@ func (c *conn) Release(ctx context.Context, key, value string) error {
 	if c.unsent.take(value) {
 		return driver.ErrNotHeld
 	}
-	ctx, done := c.request(ctx)
-	defer done()
-	tag, err := c.pool.Exec(ctx, c.t.release, key, value)
+	tag, err := c.exec(ctx, c.t.release, key, value)
 	switch {
 	case err != nil:
-		return c.fail(ctx, err)
+		return err
 	case tag.RowsAffected() == 0:
 		return driver.ErrNotHeld
 	}
@@ -211,14 +234,17 @@ func (c *conn) Inspect(ctx context.Context, key string) (driver.Holder, bool, er
 		fence  int64
 		micros int64
 	)
-	ctx, done := c.request(ctx)
-	defer done()
-	err := c.pool.QueryRow(ctx, c.t.inspect, key).Scan(&h.Value, &fence, &micros)
+	cl, err := c.begin(ctx)
+	defer c.end(&cl)
+	if err != nil {
+		return driver.Holder{}, false, c.fail(&cl, err)
+	}
+	err = cl.pc.QueryRow(cl.ctx, c.t.inspect, key).Scan(&h.Value, &fence, &micros)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return driver.Holder{}, false, nil
 	case err != nil:
-		return driver.Holder{}, false, c.fail(ctx, err)
+		return driver.Holder{}, false, c.fail(&cl, err)
 	}
 	h.TTL = time.Duration(max(micros, 0)) * time.Microsecond
 	h.Lease = driver.Lease{Token: uint64(fence), Fenced: true}
@@ -233,19 +259,25 @@ func (c *conn) Drop(ctx context.Context) error {
 	if c.t.scratch != nil {
 		return fmt.Errorf("postgres: drop: %w", c.t.scratch)
 	}
-	ctx, done := c.request(ctx)
-	defer done()
-	if _, err := c.pool.Exec(ctx, c.t.drop); err != nil {
-		return c.fail(ctx, err)
+	cl, err := c.begin(ctx)
+	defer c.end(&cl)
+	if err == nil {
+		_, err = cl.pc.Exec(cl.ctx, c.t.drop)
+	}
+	if err != nil {
+		return c.fail(&cl, err)
 	}
 	return nil
 }
 
 func (c *conn) Ping(ctx context.Context) error {
-	ctx, done := c.request(ctx)
-	defer done()
-	if err := c.pool.Ping(ctx); err != nil {
-		return c.fail(ctx, err)
+	cl, err := c.begin(ctx)
+	defer c.end(&cl)
+	if err == nil {
+		err = cl.pc.Ping(cl.ctx)
+	}
+	if err != nil {
+		return c.fail(&cl, err)
 	}
 	return nil
 }
@@ -274,9 +306,9 @@ func (c *conn) Watch(ctx context.Context, key string) (driver.Watch, error) {
 	if ok && now.Sub(at) < watchedMemory {
 		return w, nil
 	}
-	if _, err := c.pool.Exec(ctx, c.t.watch, key); err != nil {
+	if _, err := c.exec(ctx, c.t.watch, key); err != nil {
 		w.Close()
-		return nil, c.fail(ctx, err)
+		return nil, err
 	}
 	c.mu.Lock()
 	if len(c.watched) >= watchedKeys {
@@ -290,11 +322,23 @@ func (c *conn) Watch(ctx context.Context, key string) (driver.Watch, error) {
 // listenConn takes a connection out of the pool for good (so that it is
 // made like the others, with the pool's hooks) and listens on it.
 func (c *conn) listenConn(ctx context.Context) (*pgx.Conn, error) {
+	if c.slots != nil {
+		select {
+		case c.slots <- struct{}{}:
+			defer func() { <-c.slots }()
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 	pc, err := c.pool.Acquire(ctx)
 	if err != nil {
 		return nil, err
 	}
 	lc := pc.Hijack()
+	if c.live != nil {
+		c.live.remove(lc.PgConn())
+		lc.PgConn().Conn().SetDeadline(time.Time{}) // a past fast call's
+	}
 	if _, err := lc.Exec(ctx, c.t.listen); err != nil {
 		closeConn(lc)
 		return nil, err
@@ -315,6 +359,10 @@ func (c *conn) Close() error {
 			cancel()
 		}
 		c.callsMu.Unlock()
+		c.cut.Store(true)
+		if c.live != nil {
+			c.live.cut()
+		}
 		done := make(chan struct{})
 		go func() {
 			defer close(done)

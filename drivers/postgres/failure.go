@@ -29,11 +29,17 @@ func failure(ctx context.Context, err error, timeout time.Duration) error {
 	case goingOrComing(err):
 		return fmt.Errorf("postgres: %w: %w", driver.ErrUnavailable, err)
 	case errors.Is(context.Cause(ctx), errTimedOut):
-		return fmt.Errorf("postgres: %w: no answer within the request timeout of %v: %w", driver.ErrUnavailable, timeout, err)
+		return requestTimedOut(err, timeout)
 	case ctx.Err() == nil && pgconn.Timeout(err):
 		return fmt.Errorf("postgres: %w: no answer within connect_timeout: %w", driver.ErrUnavailable, err)
 	}
 	return wrap(err)
+}
+
+// requestTimedOut marks err, the failure of a call that ran out of the
+// request timeout, as matching driver.ErrUnavailable.
+func requestTimedOut(err error, timeout time.Duration) error {
+	return fmt.Errorf("postgres: %w: no answer within the request timeout of %v: %w", driver.ErrUnavailable, timeout, err)
 }
 
 // misconfigured reports whether err is the server's refusal of the

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"runtime"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -131,6 +132,46 @@ func BenchmarkHandWritten(b *testing.B) {
 	for _, g := range []int{16, 1} {
 		b.Run("goroutines="+strconv.Itoa(g), func(b *testing.B) {
 			drivertest.BenchAlternating(b, g, contenders...)
+		})
+	}
+}
+
+// BenchmarkHandWrittenAlone runs one contender of BenchmarkHandWritten at
+// a time, 16 goroutines on distinct keys, for a CPU profile of each side
+// (go test -bench 'HandWrittenAlone/impl=ours' -cpuprofile ours.prof).
+func BenchmarkHandWrittenAlone(b *testing.B) {
+	base := server(b)
+	pool := func(size int) *pgxpool.Pool {
+		return benchPool(b, drivertest.WithParams(base, "pool_max_conns", strconv.Itoa(size)))
+	}
+	ctx := context.Background()
+	for _, impl := range []string{"hand", "ours"} {
+		b.Run("impl="+impl, func(b *testing.B) {
+			var op func(string) error
+			if impl == "hand" {
+				op = newHandLease(b, pool(handPool), freshTable(b, base), false).op
+			} else {
+				c := open(b, drivertest.WithParams(base, "pool_max_conns", strconv.Itoa(handPool), "distlock_table", freshTable(b, base)))
+				op = func(key string) error {
+					l, err := c.TryAcquire(ctx, key)
+					if err != nil {
+						return err
+					}
+					return l.Release(ctx)
+				}
+			}
+			var next atomic.Int64
+			b.SetParallelism(16 / runtime.GOMAXPROCS(0))
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				key := "alone/" + strconv.FormatInt(next.Add(1), 10)
+				for pb.Next() {
+					if err := op(key); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
 		})
 	}
 }

@@ -124,9 +124,13 @@ func (c *Connector) Connect(ctx context.Context) (driver.Conn, error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, c.timeout, errTimedOut)
 	defer cancel()
 	pool, owned := c.pool, false
+	var l *live
 	if pool == nil {
+		l = new(live)
+		cfg := c.poolCfg.Copy()
+		ownPool(cfg, l)
 		var err error
-		pool, err = pgxpool.NewWithConfig(ctx, c.poolCfg.Copy())
+		pool, err = pgxpool.NewWithConfig(ctx, cfg)
 		if err != nil {
 			return nil, fmt.Errorf("postgres: %w", err)
 		}
@@ -138,7 +142,7 @@ func (c *Connector) Connect(ctx context.Context) (driver.Conn, error) {
 		}
 		return nil, failure(ctx, err, c.timeout)
 	}
-	return newConn(pool, owned, c.t, c.timeout), nil
+	return newConn(pool, owned, l, c.t, c.timeout), nil
 }
 
 // String describes the connector without its password: server (with the

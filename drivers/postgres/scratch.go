@@ -38,15 +38,18 @@ func (c *conn) ListScratch(ctx context.Context, prefix string) ([]string, error)
 	if begin == "" {
 		return nil, fmt.Errorf("postgres: list scratch tables: %w: the prefix %q names no beginning of a table name", driver.ErrMisconfigured, prefix)
 	}
-	ctx, done := c.request(ctx)
-	defer done()
-	rows, err := c.pool.Query(ctx, listScratch, schema, likeEscape(begin)+"%")
+	cl, err := c.begin(ctx)
+	defer c.end(&cl)
 	if err != nil {
-		return nil, c.fail(ctx, err)
+		return nil, c.fail(&cl, err)
+	}
+	rows, err := cl.pc.Query(cl.ctx, listScratch, schema, likeEscape(begin)+"%")
+	if err != nil {
+		return nil, c.fail(&cl, err)
 	}
 	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
-		return nil, c.fail(ctx, err)
+		return nil, c.fail(&cl, err)
 	}
 	out := make([]string, 0, len(names))
 	for _, n := range names {

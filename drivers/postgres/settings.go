@@ -27,11 +27,14 @@ SELECT current_setting('synchronous_commit'), current_setting('fsync'),
 // the pool sees them, and its standbys. See DESIGN.md ("The settings
 // check").
 func (c *conn) CheckSettings(ctx context.Context) ([]driver.Finding, error) {
-	ctx, done := c.request(ctx)
-	defer done()
+	cl, err := c.begin(ctx)
+	defer c.end(&cl)
+	if err != nil {
+		return nil, c.fail(&cl, err)
+	}
 	var s serverSettings
-	if err := c.pool.QueryRow(ctx, settingsQuery).Scan(&s.syncCommit, &s.fsync, &s.async, &s.unknown); err != nil {
-		return nil, c.fail(ctx, err)
+	if err := cl.pc.QueryRow(cl.ctx, settingsQuery).Scan(&s.syncCommit, &s.fsync, &s.async, &s.unknown); err != nil {
+		return nil, c.fail(&cl, err)
 	}
 	return s.judge(), nil
 }
