@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/distlock/lock"
+	"github.com/distlock/lock/driver"
 	"github.com/distlock/lock/drivers/postgres"
 	"github.com/distlock/lock/drivertest"
 )
@@ -286,4 +287,44 @@ func TestDo_stalledServerCancelsAtValidUntil(t *testing.T) {
 		}
 		return c, p.stall
 	})
+}
+
+// A connection of the driver's own pool keeps the deadline of the last
+// fast call that used it. Every kind of call made on it after that
+// deadline has passed must set its own: a call that reached the pool
+// directly failed with an i/o timeout.
+func TestCalls_afterAPastCallsDeadline(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	dsn := server(t)
+	table := freshTable(t, dsn)
+	c := connect(t, drivertest.WithParams(dsn, "distlock_table", table,
+		"pool_max_conns", "1", "distlock_request_timeout", timeout.String()))
+	ctx := ctxFor(t, 30*time.Second)
+	stale := func(t *testing.T) {
+		t.Helper()
+		// A fast call sets the connection's deadline; once it has passed,
+		// and before the pool's ping of an idle connection (after 1s),
+		// the connection holds a deadline in the past.
+		if _, err := c.Acquire(context.Background(), "stale/"+drivertest.RandomHex(4), "v", time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(timeout + 100*time.Millisecond)
+	}
+	for _, tc := range []struct {
+		name string
+		call func() error
+	}{
+		{"Inspect", func() error { _, _, err := c.(driver.Inspector).Inspect(ctx, "stale/none"); return err }},
+		{"CheckSettings", func() error { _, err := c.(driver.SettingsChecker).CheckSettings(ctx); return err }},
+		{"ListScratch", func() error { _, err := c.(driver.ScratchLister).ListScratch(ctx, table); return err }},
+		{"Ping", func() error { return c.(driver.Pinger).Ping(ctx) }},
+		{"Drop", func() error { return c.(driver.Dropper).Drop(ctx) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stale(t)
+			if err := tc.call(); err != nil {
+				t.Errorf("%s after a past call's deadline: %v", tc.name, err)
+			}
+		})
+	}
 }
