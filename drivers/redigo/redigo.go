@@ -17,7 +17,7 @@
 //
 //	dial_timeout       bounds a dial: TCP, TLS handshake, AUTH, SELECT (default 5s)
 //	write_timeout      bounds the write of each command (default: none; see below)
-//	max_idle_conns     idle connections kept by the pool (default 10 per GOMAXPROCS)
+//	max_idle_conns     idle connections kept by the pool (default 40 per GOMAXPROCS)
 //	max_active_conns   connections open at once, 0 for no limit (the default)
 //	idle_timeout       closes connections idle for longer (default 5m)
 //	conn_max_lifetime  closes connections older than this (default: never)
