@@ -28,6 +28,7 @@ type reply struct {
 	val     int64 // the script's reply, for the fencing counter
 	err     error // the node did not answer, or answered with an error
 	unasked bool  // the request was not sent (the node's breaker is open)
+	stalled bool  // the request failed while no other node answered either (see errStalled)
 }
 
 // A kind is one kind of round: what it asks each node, and what it does
@@ -116,9 +117,15 @@ func (rd *round) begin(ctx context.Context, r *Redlock, k kind, ttl time.Duratio
 }
 
 // askAlone asks node i on the caller's goroutine, before fanOut, and
-// returns its reply. fanOut then tallies it with the others.
+// returns its reply. fanOut then tallies it with the others. No watchman
+// judges the node while the caller waits for it alone, so its request
+// ends at the round's timeout, not at the round's limit: a hung node asked
+// alone costs the attempt one node timeout before it asks the others (it
+// cost the whole limit, up to MaxNodeTimeout, every attempt).
 func (rd *round) askAlone(i int) reply {
-	rd.results[i] = rd.do(i)
+	ctx, cancel := context.WithTimeout(rd.nctx, rd.timeout)
+	rd.results[i] = rd.ask(ctx, i)
+	cancel()
 	rd.askedAlone |= 1 << i
 	return rd.results[i]
 }
@@ -166,7 +173,11 @@ func (rd *round) fanOutTo(mask, yes uint64) {
 }
 
 // do asks node i through its health, which may hold the request back.
-func (rd *round) do(i int) reply {
+func (rd *round) do(i int) reply { return rd.ask(rd.nctx, i) }
+
+// ask is do under ctx: the round's node context, or one that ends
+// sooner.
+func (rd *round) ask(ctx context.Context, i int) reply {
 	node := rd.r.nodes[i]
 	h := &rd.r.health[i]
 	req, ok := h.begin(rd.r.epoch, rd.timeout)
@@ -174,17 +185,18 @@ func (rd *round) do(i int) reply {
 		rd.kind.unsent(i)
 		return reply{err: &NodeError{Node: node.String(), Err: errNodeHung}, unasked: true}
 	}
-	yes, val, err := rd.kind.ask(rd.nctx, i, node)
-	if err != nil && rd.n > 1 && !rd.r.othersAnswered(i, req.start) {
+	yes, val, err := rd.kind.ask(ctx, i, node)
+	stalled := err != nil && rd.n > 1 && !rd.r.othersAnswered(i, req.start)
+	if stalled {
 		// Every node was silent as long: the client or the machine
 		// stalled, and no node can be told hung. The request failed, and
 		// its node's breaker does not count it.
-		h.end(rd.r.epoch, rd.nctx, req, errStalled)
+		h.end(rd.r.epoch, ctx, req, errStalled)
 	} else {
-		h.end(rd.r.epoch, rd.nctx, req, err)
+		h.end(rd.r.epoch, ctx, req, err)
 	}
 	if err != nil {
-		return reply{err: &NodeError{Node: node.String(), Err: err}}
+		return reply{err: &NodeError{Node: node.String(), Err: err}, stalled: stalled}
 	}
 	rd.r.sendSkipped(i)
 	return reply{yes: yes, val: val}
@@ -330,8 +342,26 @@ func (rd *round) take(i int) (int, reply) {
 		rd.failedSet |= 1 << i
 	} else if rd.firstAnswer == 0 && !rd.sync {
 		rd.firstAnswer = int64(time.Since(rd.r.epoch))
+		rd.silentAlone()
 	}
 	return i, rep
+}
+
+// silentAlone gives up, at the round's first answer, the node asked alone
+// if it failed silent. Alone, its silence could not be told from the
+// client's own stall (no other request was out to answer), so its
+// breaker did not count it; now another node has answered. Given up, the
+// node is not healthy until it answers again, so that the next attempts
+// do not ask it alone first: when every client woken by a release asked
+// a hung lead alone, nobody asked the others, and its silences never
+// counted (an Acquire with 2 of 5 nodes hung failed for 10s in make test).
+func (rd *round) silentAlone() {
+	for m := rd.askedAlone; m != 0; m &= m - 1 {
+		i := bits.TrailingZeros64(m)
+		if rd.results[i].stalled {
+			rd.r.health[i].gaveUp(rd.firstAnswer, rd.judgeAfter)
+		}
+	}
 }
 
 // giveUpOn tallies node i, given up as hung, as failed. Its request goes
