@@ -27,11 +27,29 @@ func (s *suite) driverOwnership(t *testing.T) {
 	ctx := s.ctxFor(t)
 	c := s.conn(t)
 	k := key(t, "")
+	held := time.Now() // the holder's lease ends no sooner than a TTL from here
 	if _, err := c.Acquire(ctx, k, "holder", s.h.TTL); err != nil {
 		t.Fatalf("Acquire: %v", err)
 	}
-	if _, err := c.Acquire(ctx, k, "other", s.h.TTL); !errors.Is(err, driver.ErrHeld) {
-		t.Fatalf("Acquire of a held key = %v, want an error matching driver.ErrHeld", err)
+	// refused checks that an Acquire by what came after the holder found
+	// the key held. It may have taken the key only once the holder's
+	// short lease could have run out, on a busy machine (make test: the
+	// Valkey fencing run, 500ms, five calls of up to two rounds each); the
+	// case can then check no more, and ends.
+	refused := func(err error, what string) bool {
+		t.Helper()
+		switch took := time.Since(held); {
+		case errors.Is(err, driver.ErrHeld):
+			return true
+		case err == nil && took >= s.h.TTL:
+			t.Logf("%s = nil %v after the holder's Acquire began (TTL %v): its lease had run out; the case ends here", what, took, s.h.TTL)
+			return false
+		}
+		t.Fatalf("%s = %v, want an error matching driver.ErrHeld", what, err)
+		return false
+	}
+	if _, err := c.Acquire(ctx, k, "other", s.h.TTL); !refused(err, "Acquire of a held key") {
+		return
 	}
 	if err := c.Release(ctx, k, "other"); !errors.Is(err, driver.ErrNotHeld) {
 		t.Errorf("Release by a value that does not hold the key = %v, want an error matching driver.ErrNotHeld", err)
@@ -41,8 +59,8 @@ func (s *suite) driverOwnership(t *testing.T) {
 			t.Errorf("Extend by a value that does not hold the key = %v, want an error matching driver.ErrNotHeld", err)
 		}
 	}
-	if _, err := c.Acquire(ctx, k, "third", s.h.TTL); !errors.Is(err, driver.ErrHeld) {
-		t.Fatalf("Acquire after a non-holder's Release = %v, want an error matching driver.ErrHeld", err)
+	if _, err := c.Acquire(ctx, k, "third", s.h.TTL); !refused(err, "Acquire after a non-holder's Release") {
+		return
 	}
 	// The holder's lease must run out on its own schedule, not an hour later.
 	deadline := time.Now().Add(s.h.TTL * 8)

@@ -14,7 +14,7 @@ import (
 // (redistest.HungNode).
 func TestNode_hungServer(t *testing.T) {
 	addrs := redistest.Servers(t)
-	redistest.HungNode(t, func(t *testing.T) redlock.Node {
+	redistest.HungNode(t, redistest.Redis, func(t *testing.T) redlock.Node {
 		o, err := clientOptions("redis://"+addrs[0], nil) // the driver's options
 		if err != nil {
 			t.Fatal(err)

@@ -107,7 +107,7 @@ func TestNode_errorReply(t *testing.T) {
 // connection is closed, not pooled.
 func TestNode_hungServer(t *testing.T) {
 	var nodes []*node
-	redistest.HungNode(t, func(t *testing.T) redlock.Node {
+	redistest.HungNode(t, redistest.Redis, func(t *testing.T) redlock.Node {
 		n := testNode(t)
 		nodes = append(nodes, n)
 		return n

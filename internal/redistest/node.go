@@ -14,10 +14,12 @@ import (
 // dialed for it, with an error that redlock's breaker counts as a timeout
 // (redlock.IsTimeout). The server stays hung until the test ends.
 //
-// newNode returns a Node over the first test server, with no connection
-// made yet. pooled, if not nil, checks that a command left the Node a
-// pooled connection, before the server hangs.
-func HungNode(t *testing.T, newNode func(t *testing.T) redlock.Node, pooled func(t *testing.T, n redlock.Node)) {
+// It hangs the first server of set, whose lock the test's package must
+// hold (see Set.Lock): a hung server of the other set would stall the
+// packages that hold its lock. newNode returns a Node over that server,
+// with no connection made yet. pooled, if not nil, checks that a command
+// left the Node a pooled connection, before the server hangs.
+func HungNode(t *testing.T, set Set, newNode func(t *testing.T) redlock.Node, pooled func(t *testing.T, n redlock.Node)) {
 	t.Helper()
 	const timeout = 100 * time.Millisecond
 	const slack = 250 * time.Millisecond // scheduling on a loaded machine
@@ -30,7 +32,7 @@ func HungNode(t *testing.T, newNode func(t *testing.T) redlock.Node, pooled func
 	if pooled != nil {
 		pooled(t, warm)
 	}
-	faults := NewFaults(t, 1)
+	faults := set.Faults(t, 1)
 	t.Cleanup(func() { faults.Restart(t, 0) })
 	faults.Hang(t, 0)
 
@@ -53,12 +55,12 @@ func HungNode(t *testing.T, newNode func(t *testing.T) redlock.Node, pooled func
 	}
 }
 
-// HungURLNode is HungNode on the nodes that node makes of a DSN's URL, as
-// a driver makes them.
-func HungURLNode(t *testing.T, node func(url string) (redlock.Node, error)) {
+// HungURLNode is HungNode on set's first server, through the nodes that
+// node makes of a DSN's URL, as a driver makes them.
+func HungURLNode(t *testing.T, set Set, node func(url string) (redlock.Node, error)) {
 	t.Helper()
-	addr := Servers(t)[0]
-	HungNode(t, func(t *testing.T) redlock.Node {
+	addr := set.Addrs(t)[0]
+	HungNode(t, set, func(t *testing.T) redlock.Node {
 		n, err := node("redis://" + addr)
 		if err != nil {
 			t.Fatal(err)
