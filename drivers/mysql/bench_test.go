@@ -265,3 +265,44 @@ func BenchmarkHandoff(b *testing.B) {
 		})
 	})
 }
+
+// BenchmarkStatements_parallel is BenchmarkStatements from 16 goroutines
+// on distinct keys, on a pool of the driver's settings, alternating the
+// driver's statements (bound by hand, without the lock package) and the
+// baseline's in 100ms windows (drivertest.BenchParallelPaired): what is
+// left of BenchmarkAcquireRelease_parallel's gap without the client
+// library is the server's work on the statements under concurrency.
+func BenchmarkStatements_parallel(b *testing.B) {
+	const goroutines = 16
+	dsn := server(b)
+	ctx := context.Background()
+	table := freshTable(b, dsn)
+	if err := open(b, drivertest.WithParams(dsn, "distlock_table", table)).Ping(ctx); err != nil {
+		b.Fatal(err) // the driver creates its table
+	}
+	db := benchPool(b, dsn)
+	bl := newBaselineLease(b, db, freshTable(b, dsn))
+	acquireSQL, releaseSQL := mysqldriver.Statements(table)
+	acquire, err := db.PrepareContext(ctx, acquireSQL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	release, err := db.PrepareContext(ctx, releaseSQL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { acquire.Close(); release.Close() })
+	driverOp := func(key string) error {
+		value, us := newBaselineValue(), bl.ttl
+		res, err := acquire.ExecContext(ctx, key, value, us, value, us) // as conn.Acquire binds them
+		if err != nil {
+			return err
+		}
+		if fence, _ := res.LastInsertId(); fence == 0 {
+			return errHeld
+		}
+		_, err = release.ExecContext(ctx, key, value)
+		return err
+	}
+	drivertest.BenchParallelPaired(b, goroutines, driverOp, bl.op)
+}
