@@ -17,6 +17,13 @@ import (
 // and checks what the result says of it. Recovery is found to the
 // 100ms: a window that starts up to a bucket before the backend is back
 // can hold 80% of the rate.
+//
+// The rate after the outage is judged against the rate before it, and a
+// machine that other tests load more after the outage than before never
+// gives back 80% of it (make test: 2,410/s before, 1,000-1,900/s for the
+// 4s after, recovery never found). So a measurement whose only fault is
+// that is made again, up to three times in all; any other fault fails at
+// once.
 func TestRunFault_outage(t *testing.T) {
 	c, err := lock.Open(outageDriverName, "")
 	if err != nil {
@@ -24,7 +31,26 @@ func TestRunFault_outage(t *testing.T) {
 	}
 	defer c.Close()
 	fp := FaultPlan{Before: time.Second, Limit: 5 * time.Second}
-	fr := runFault(t.Context(), c, NewKeys(), fp, outage{500 * time.Millisecond}, FaultResult{Driver: outageDriverName, BucketMS: 100, Restored: true})
+	for attempt := 1; ; attempt++ {
+		fr := runFault(t.Context(), c, NewKeys(), fp, outage{500 * time.Millisecond}, FaultResult{Driver: outageDriverName, BucketMS: 100, Restored: true})
+		checkOutage(t, fr)
+		if t.Failed() {
+			return
+		}
+		if fr.RecoveryMS != nil && *fr.RecoveryMS >= 350 && *fr.RecoveryMS <= 1500 {
+			return
+		}
+		if attempt == 3 {
+			t.Fatalf("recovery %v in %d attempts, want about 500ms; before %.0f/s, timeline %v", ptr(fr.RecoveryMS), attempt, fr.BeforePerSecond, fr.Successes)
+		}
+		t.Logf("attempt %d: recovery %v, want about 500ms; before %.0f/s, timeline %v: measuring again", attempt, ptr(fr.RecoveryMS), fr.BeforePerSecond, fr.Successes)
+	}
+}
+
+// checkOutage checks the result of TestRunFault_outage's measurement,
+// but for its recovery.
+func checkOutage(t *testing.T, fr FaultResult) {
+	t.Helper()
 	if !fr.HasFault() || fr.Summary != "down" {
 		t.Fatalf("result %+v", fr)
 	}
@@ -33,9 +59,6 @@ func TestRunFault_outage(t *testing.T) {
 	}
 	if fr.LongestGapMS < 450 || fr.LongestGapMS > 1500 {
 		t.Errorf("longest gap %.0fms, want about 500ms", fr.LongestGapMS)
-	}
-	if fr.RecoveryMS == nil || *fr.RecoveryMS < 350 || *fr.RecoveryMS > 1500 {
-		t.Errorf("recovery %v, want about 500ms; before %.0f/s, timeline %v", ptr(fr.RecoveryMS), fr.BeforePerSecond, fr.Successes)
 	}
 	if fr.BackMS == nil || *fr.BackMS < 450 {
 		t.Errorf("server back after %v, want about 500ms", fr.BackMS)
