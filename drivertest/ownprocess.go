@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -40,10 +41,23 @@ func StopAtEnd(t testing.TB, cmd *exec.Cmd, sig syscall.Signal, grace time.Durat
 // with its log.
 func FreeAddr(t testing.TB) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for range 100 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := l.Addr().String()
+		l.Close()
+		// The kernel may hand a port out again as soon as it is closed:
+		// an etcd member once got the same port for its client and its
+		// peer URLs (make test: bind: address already in use).
+		if _, dup := handedOut.LoadOrStore(addr, true); !dup {
+			return addr
+		}
 	}
-	defer l.Close()
-	return l.Addr().String()
+	t.Fatal("FreeAddr: 100 ports in a row had been handed out before")
+	return ""
 }
+
+// handedOut holds the addresses FreeAddr has returned in this process.
+var handedOut sync.Map
