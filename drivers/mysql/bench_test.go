@@ -171,6 +171,25 @@ func BenchmarkAcquireRelease_parallel(b *testing.B) {
 // (which costs the op after it 5-15%) tells them apart: what is left is
 // the server's work on the statements.
 func BenchmarkStatements(b *testing.B) {
+	driverOp, bl := statementsBeside(b, 1)
+	key := "stmt/" + drivertest.RandomHex(4)
+	drivertest.BenchPaired(b, func(b *testing.B) {
+		if err := driverOp(key); err != nil {
+			b.Fatal(err)
+		}
+	}, func(b *testing.B) {
+		if err := bl.op(key); err != nil {
+			b.Fatal(err)
+		}
+	})
+}
+
+// statementsBeside returns the driver's acquire and release statements as
+// one operation on a key, bound by hand (without the lock package) as
+// conn.Acquire and conn.Release bind them, and the baseline lease, both
+// on one pool of the driver's settings with at most maxOpen connections
+// (0 for no limit).
+func statementsBeside(b *testing.B, maxOpen int) (func(key string) error, *baselineLease) {
 	dsn := server(b)
 	ctx := context.Background()
 	table := freshTable(b, dsn)
@@ -178,7 +197,7 @@ func BenchmarkStatements(b *testing.B) {
 		b.Fatal(err) // the driver creates its table
 	}
 	db := benchPool(b, dsn)
-	db.SetMaxOpenConns(1)
+	db.SetMaxOpenConns(maxOpen)
 	bl := newBaselineLease(b, db, freshTable(b, dsn))
 	acquireSQL, releaseSQL := mysqldriver.Statements(table)
 	acquire, err := db.PrepareContext(ctx, acquireSQL)
@@ -190,29 +209,23 @@ func BenchmarkStatements(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { acquire.Close(); release.Close() })
-	key := "stmt/" + drivertest.RandomHex(4)
-	driverOp := func(b *testing.B) {
+	return func(key string) error {
 		value, us := newBaselineValue(), bl.ttl
-		res, err := acquire.ExecContext(ctx, key, value, us, value, us) // as conn.Acquire binds them
+		res, err := acquire.ExecContext(ctx, key, value, us, value, us)
 		if err != nil {
-			b.Fatal(err)
+			return err
 		}
 		if fence, _ := res.LastInsertId(); fence == 0 {
-			b.Fatal("the driver's acquire statement was refused")
+			return errors.New("the driver's acquire statement was refused")
 		}
-		res, err = release.ExecContext(ctx, key, value)
-		if err != nil {
-			b.Fatal(err)
+		if res, err = release.ExecContext(ctx, key, value); err != nil {
+			return err
 		}
 		if n, _ := res.RowsAffected(); n != 1 {
-			b.Fatal("the driver's release statement released nothing")
+			return errors.New("the driver's release statement released nothing")
 		}
-	}
-	drivertest.BenchPaired(b, driverOp, func(b *testing.B) {
-		if err := bl.op(key); err != nil {
-			b.Fatal(err)
-		}
-	})
+		return nil
+	}, bl
 }
 
 func BenchmarkHandoff(b *testing.B) {
@@ -273,36 +286,6 @@ func BenchmarkHandoff(b *testing.B) {
 // left of BenchmarkAcquireRelease_parallel's gap without the client
 // library is the server's work on the statements under concurrency.
 func BenchmarkStatements_parallel(b *testing.B) {
-	const goroutines = 16
-	dsn := server(b)
-	ctx := context.Background()
-	table := freshTable(b, dsn)
-	if err := open(b, drivertest.WithParams(dsn, "distlock_table", table)).Ping(ctx); err != nil {
-		b.Fatal(err) // the driver creates its table
-	}
-	db := benchPool(b, dsn)
-	bl := newBaselineLease(b, db, freshTable(b, dsn))
-	acquireSQL, releaseSQL := mysqldriver.Statements(table)
-	acquire, err := db.PrepareContext(ctx, acquireSQL)
-	if err != nil {
-		b.Fatal(err)
-	}
-	release, err := db.PrepareContext(ctx, releaseSQL)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { acquire.Close(); release.Close() })
-	driverOp := func(key string) error {
-		value, us := newBaselineValue(), bl.ttl
-		res, err := acquire.ExecContext(ctx, key, value, us, value, us) // as conn.Acquire binds them
-		if err != nil {
-			return err
-		}
-		if fence, _ := res.LastInsertId(); fence == 0 {
-			return errHeld
-		}
-		_, err = release.ExecContext(ctx, key, value)
-		return err
-	}
-	drivertest.BenchParallelPaired(b, goroutines, driverOp, bl.op)
+	driverOp, bl := statementsBeside(b, 0)
+	drivertest.BenchParallelPaired(b, 16, driverOp, bl.op)
 }

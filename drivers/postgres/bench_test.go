@@ -198,28 +198,7 @@ func BenchmarkAcquireRelease_parallel(b *testing.B) {
 	bl := newBaselineLease(b, benchPool(b, dsn), freshTable(b, base))
 	ctx := context.Background()
 
-	run := func(b *testing.B, op func(key string) error) {
-		var n atomic.Int64
-		// RunParallel runs parallelism*GOMAXPROCS goroutines.
-		b.SetParallelism(max(1, goroutines/runtime.GOMAXPROCS(0)))
-		b.ReportAllocs()
-		b.RunParallel(func(pb *testing.PB) {
-			key := "bench/" + strconv.FormatInt(n.Add(1), 10)
-			for pb.Next() {
-				if err := op(key); err != nil {
-					b.Error(err)
-					return
-				}
-			}
-		})
-	}
-	driverOp := func(key string) error {
-		l, err := c.TryAcquire(ctx, key)
-		if err != nil {
-			return err
-		}
-		return l.Release(ctx)
-	}
+	driverOp := clientOp(c)
 	baselineOp := func(key string) error {
 		v, err := bl.acquire(ctx, key)
 		if err != nil {
@@ -227,13 +206,44 @@ func BenchmarkAcquireRelease_parallel(b *testing.B) {
 		}
 		return bl.release(ctx, key, v)
 	}
-	b.Run("driver", func(b *testing.B) { run(b, driverOp) })
-	b.Run("baseline", func(b *testing.B) { run(b, baselineOp) })
+	b.Run("driver", func(b *testing.B) { runParallel(b, goroutines, driverOp) })
+	b.Run("baseline", func(b *testing.B) { runParallel(b, goroutines, baselineOp) })
 	// paired alternates the two in 100ms windows, so that both meet the
 	// same load and the same state of the server (checkpoints, autovacuum):
 	// run in blocks of their own, the two rates moved by 2x here.
 	b.Run("paired", func(b *testing.B) {
 		drivertest.BenchParallelPaired(b, goroutines, driverOp, baselineOp)
+	})
+}
+
+// clientOp returns one TryAcquire and Release of a key through c, as the
+// benchmarks run the driver.
+func clientOp(c *lock.Client) func(key string) error {
+	ctx := context.Background()
+	return func(key string) error {
+		l, err := c.TryAcquire(ctx, key)
+		if err != nil {
+			return err
+		}
+		return l.Release(ctx)
+	}
+}
+
+// runParallel runs op from goroutines goroutines, each on a key of its
+// own, for b.N operations in all.
+func runParallel(b *testing.B, goroutines int, op func(key string) error) {
+	var n atomic.Int64
+	// RunParallel runs parallelism*GOMAXPROCS goroutines.
+	b.SetParallelism(max(1, goroutines/runtime.GOMAXPROCS(0)))
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		key := "bench/" + strconv.FormatInt(n.Add(1), 10)
+		for pb.Next() {
+			if err := op(key); err != nil {
+				b.Error(err)
+				return
+			}
+		}
 	})
 }
 

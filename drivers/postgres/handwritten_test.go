@@ -6,7 +6,6 @@ import (
 	"errors"
 	"runtime"
 	"strconv"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -112,22 +111,12 @@ func BenchmarkHandWritten(b *testing.B) {
 	oursDefault := open(b, drivertest.WithParams(base, "distlock_table", freshTable(b, base)))
 	pgxDefault := strconv.Itoa(max(4, runtime.NumCPU()))
 	oursPgx := open(b, drivertest.WithParams(base, "pool_max_conns", pgxDefault, "distlock_table", freshTable(b, base)))
-	ctx := context.Background()
-	driverOp := func(c *lock.Client) func(string) error {
-		return func(key string) error {
-			l, err := c.TryAcquire(ctx, key)
-			if err != nil {
-				return err
-			}
-			return l.Release(ctx)
-		}
-	}
 	contenders := []drivertest.Contender{
 		{Name: "hand", Op: hand.op},
 		{Name: "hand-fenced", Op: fenced.op},
-		{Name: "ours", Op: driverOp(ours)},
-		{Name: "ours-default", Op: driverOp(oursDefault)},
-		{Name: "ours-pgx-default", Op: driverOp(oursPgx)},
+		{Name: "ours", Op: clientOp(ours)},
+		{Name: "ours-default", Op: clientOp(oursDefault)},
+		{Name: "ours-pgx-default", Op: clientOp(oursPgx)},
 	}
 	for _, g := range []int{16, 1} {
 		b.Run("goroutines="+strconv.Itoa(g), func(b *testing.B) {
@@ -144,34 +133,15 @@ func BenchmarkHandWrittenAlone(b *testing.B) {
 	pool := func(size int) *pgxpool.Pool {
 		return benchPool(b, drivertest.WithParams(base, "pool_max_conns", strconv.Itoa(size)))
 	}
-	ctx := context.Background()
 	for _, impl := range []string{"hand", "ours"} {
 		b.Run("impl="+impl, func(b *testing.B) {
 			var op func(string) error
 			if impl == "hand" {
 				op = newHandLease(b, pool(handPool), freshTable(b, base), false).op
 			} else {
-				c := open(b, drivertest.WithParams(base, "pool_max_conns", strconv.Itoa(handPool), "distlock_table", freshTable(b, base)))
-				op = func(key string) error {
-					l, err := c.TryAcquire(ctx, key)
-					if err != nil {
-						return err
-					}
-					return l.Release(ctx)
-				}
+				op = clientOp(open(b, drivertest.WithParams(base, "pool_max_conns", strconv.Itoa(handPool), "distlock_table", freshTable(b, base))))
 			}
-			var next atomic.Int64
-			b.SetParallelism(16 / runtime.GOMAXPROCS(0))
-			b.ReportAllocs()
-			b.RunParallel(func(pb *testing.PB) {
-				key := "alone/" + strconv.FormatInt(next.Add(1), 10)
-				for pb.Next() {
-					if err := op(key); err != nil {
-						b.Error(err)
-						return
-					}
-				}
-			})
+			runParallel(b, 16, op)
 		})
 	}
 }

@@ -125,7 +125,7 @@ func (rd *round) begin(ctx context.Context, r *Redlock, k kind, ttl time.Duratio
 // next poll, likely because the node it asked alone timed out on a loaded
 // machine and it went on to nodes its holder's release had not reached.)
 func (rd *round) askAlone(i int) reply {
-	rd.results[i] = rd.ask(rd.nctx, i)
+	rd.results[i] = rd.do(i)
 	rd.askedAlone |= 1 << i
 	return rd.results[i]
 }
@@ -173,11 +173,7 @@ func (rd *round) fanOutTo(mask, yes uint64) {
 }
 
 // do asks node i through its health, which may hold the request back.
-func (rd *round) do(i int) reply { return rd.ask(rd.nctx, i) }
-
-// ask is do under ctx: the round's node context, or one that ends
-// sooner.
-func (rd *round) ask(ctx context.Context, i int) reply {
+func (rd *round) do(i int) reply {
 	node := rd.r.nodes[i]
 	h := &rd.r.health[i]
 	req, ok := h.begin(rd.r.epoch, rd.timeout)
@@ -185,15 +181,15 @@ func (rd *round) ask(ctx context.Context, i int) reply {
 		rd.kind.unsent(i)
 		return reply{err: &NodeError{Node: node.String(), Err: errNodeHung}, unasked: true}
 	}
-	yes, val, err := rd.kind.ask(ctx, i, node)
+	yes, val, err := rd.kind.ask(rd.nctx, i, node)
 	stalled := err != nil && rd.n > 1 && !rd.r.othersAnswered(i, req.start)
 	if stalled {
 		// Every node was silent as long: the client or the machine
 		// stalled, and no node can be told hung. The request failed, and
 		// its node's breaker does not count it.
-		h.end(rd.r.epoch, ctx, req, errStalled)
+		h.end(rd.r.epoch, rd.nctx, req, errStalled)
 	} else {
-		h.end(rd.r.epoch, ctx, req, err)
+		h.end(rd.r.epoch, rd.nctx, req, err)
 	}
 	if err != nil {
 		return reply{err: &NodeError{Node: node.String(), Err: err}, stalled: stalled}
@@ -348,9 +344,11 @@ func (rd *round) take(i int) (int, reply) {
 }
 
 // silentAlone gives up, at the round's first answer, the node asked alone
-// if it failed silent. Alone, its silence could not be told from the
-// client's own stall (no other request was out to answer), so its
-// breaker did not count it; now another node has answered. Given up, the
+// if its request failed while no other node answered (a silence, or a
+// failure as fast as a refused connection). Alone, its silence could not
+// be told from the client's own stall (no other request was out to
+// answer), so its breaker did not count it; now another node has
+// answered. Given up, the
 // node is not healthy until it answers again, so that the next attempts
 // do not ask it alone first: when every client woken by a release asked
 // a hung lead alone, nobody asked the others, and its silences never
