@@ -86,6 +86,9 @@ func (f *fakeNode) hangUntil(ctx context.Context, socket bool) error {
 }
 
 func (f *fakeNode) Do(ctx context.Context, args []any) (any, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err // as a real client: nothing is sent under a context that ended
+	}
 	f.mu.Lock()
 	delay, hang, slow := f.delay, f.hang, f.slow
 	f.asked++

@@ -64,7 +64,9 @@ type round struct {
 	r          *Redlock
 	kind       kind // the round that embeds this one
 	n, quorum  int
-	nctx       context.Context    // the requests': ends at the round's limit (see Redlock.limit)
+	parent     context.Context    // nctx's parent: the caller's
+	limit      time.Duration      // how long the requests may take (see Redlock.limit)
+	nctx       context.Context    // the requests': ends at the round's limit
 	cancel     context.CancelFunc // ends nctx once the last request ended
 	ttl        time.Duration      // of an acquisition or extension, which bounds the timeout; 0 for other rounds
 	timeout    time.Duration      // the node timeout, backed off
@@ -104,11 +106,12 @@ func (rd *round) begin(ctx context.Context, r *Redlock, k kind, ttl time.Duratio
 	rd.timeout = r.roundTimeout(ttl)
 	rd.judgeAfter = r.timeout(ttl, false)
 	rd.since = int64(time.Since(r.epoch))
-	limit := rd.timeout // one node, asked on the caller's goroutine: nothing can judge it meanwhile
+	rd.limit = rd.timeout // one node, asked on the caller's goroutine: nothing can judge it meanwhile
 	if rd.n > 1 {
-		limit = r.limit(ttl, rd.timeout)
+		rd.limit = r.limit(ttl, rd.timeout)
 	}
-	rd.nctx, rd.cancel = context.WithTimeout(ctx, limit)
+	rd.parent = ctx
+	rd.nctx, rd.cancel = context.WithTimeout(ctx, rd.limit)
 	if rd.n <= smallRound {
 		rd.results = rd.small[:rd.n]
 	} else {
@@ -124,10 +127,25 @@ func (rd *round) begin(ctx context.Context, r *Redlock, k kind, ttl time.Duratio
 // instead, a woken waiter was refused once in make test and slept to its
 // next poll, likely because the node it asked alone timed out on a loaded
 // machine and it went on to nodes its holder's release had not reached.)
+//
+// A node that used up the round's limit alone leaves the others a limit
+// of their own, from then on. Under the ended one, every request to them
+// failed before it was sent, the round failed with no answer, and so
+// silentAlone never ran: the next attempt asked the same hung node alone
+// again, and Acquire failed with a healthy quorum up (with its lead among
+// 2 of 5 nodes hung, for 10s, "context deadline exceeded" from every
+// node, in CI). The lease's validity counts from the attempt's start, so
+// the longer round shortens it and cannot stretch it.
 func (rd *round) askAlone(i int) reply {
-	rd.results[i] = rd.do(i)
+	rep := rd.do(i)
+	rd.results[i] = rep
 	rd.askedAlone |= 1 << i
-	return rd.results[i]
+	if rep.err != nil && rd.nctx.Err() != nil && rd.parent.Err() == nil {
+		rd.cancel()
+		rd.nctx, rd.cancel = context.WithTimeout(rd.parent, rd.limit)
+		rd.since = int64(time.Since(rd.r.epoch))
+	}
+	return rep
 }
 
 // fanOut asks every node not asked yet. With several nodes, each is
