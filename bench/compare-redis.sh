@@ -69,12 +69,12 @@ tables() {
 	echo "== acquire+release p50 (µs) against the floor, by N and client"
 	echo "   floor: SET NX PX then EVALSHA compare-and-delete, raw sockets; floor-del: then DEL"
 	benchstat -filter '.unit:p50-µs .name:(Floor OR AcquireRelease)' -ignore .name \
-		-table /N -row /client -col '/lib@(floor floor-del ours redsync rueidislock)' "$split"
+		-table /N -row /client -col '/lib@(floor floor-del ours oursqf redsync rueidislock)' "$split"
 
 	echo
 	echo "== 16 goroutines on distinct keys, time per acquire+release (sec/op), against redsync with the same client"
 	benchstat -filter '.name:AcquireRelease_16keys .unit:sec/op' \
-		-table /N -row /client -col '/lib@(redsync ours rueidislock)' "$raw"
+		-table /N -row /client -col '/lib@(redsync ours oursqf rueidislock)' "$raw"
 
 	# failed/op is a benchmark's share of operations that failed (a node
 	# timed out); they are left out of its percentiles.

@@ -47,21 +47,26 @@ type mutex interface {
 }
 
 // impls are the implementations compared, by name (library-client): ours
-// and redsync's over go-redis, redigo, rueidis and valkey-go, and
-// rueidislock, which comes with rueidis.
+// and redsync's over go-redis, redigo, rueidis and valkey-go, rueidislock,
+// which comes with rueidis, and ours with quorum_first=true (oursqf).
 var impls = []string{
 	"ours-goredis", "redsync-goredis",
 	"ours-redigo", "redsync-redigo",
 	"ours-rueidis", "redsync-rueidis", "rueidislock-rueidis",
 	"ours-valkey", "redsync-valkey",
+	"oursqf-goredis", "oursqf-redigo", "oursqf-rueidis", "oursqf-valkey",
 }
 
 // nodeCounts returns the numbers of nodes that implementation name runs
 // on: 1 and 5 for a Redlock client, 1 alone for rueidislock, whose
-// majority is of keys on one deployment, not of servers.
+// majority is of keys on one deployment, not of servers, and 5 alone for
+// ours with quorum_first, which changes nothing on one node.
 func nodeCounts(name string) []int {
-	if strings.HasPrefix(name, "rueidislock-") {
+	switch {
+	case strings.HasPrefix(name, "rueidislock-"):
 		return []int{1}
+	case strings.HasPrefix(name, "oursqf-"):
+		return []int{5}
 	}
 	return []int{1, 5}
 }
@@ -71,12 +76,17 @@ func newImpl(t testing.TB, name string, addrs []string) impl {
 	t.Helper()
 	var im impl
 	switch name {
-	case "ours-goredis", "ours-redigo", "ours-rueidis", "ours-valkey":
+	case "ours-goredis", "ours-redigo", "ours-rueidis", "ours-valkey",
+		"oursqf-goredis", "oursqf-redigo", "oursqf-rueidis", "oursqf-valkey":
 		urls := make([]string, len(addrs))
 		for i, a := range addrs {
 			urls[i] = "redis://" + a
 		}
-		c, err := lock.Open(strings.TrimPrefix(name, "ours-"), strings.Join(urls, ","))
+		lib, client, _ := strings.Cut(name, "-")
+		if lib == "oursqf" {
+			urls[0] += "?quorum_first=true"
+		}
+		c, err := lock.Open(client, strings.Join(urls, ","))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,7 +11,7 @@
 // one per independent master, in go-redis's URL syntax (user, password,
 // database number and go-redis options as query parameters). One URL is the
 // single-instance lock. The algorithm's own parameters (node_timeout,
-// fencing, key_prefix; see redlock.ParseDSN) may be added to any URL, and
+// fencing, key_prefix, quorum_first; see redlock.ParseDSN) may be added to any URL, and
 // on a rediss:// URL ca_file names a PEM file of the CAs that sign the
 // server's certificate (default: the system's).
 //

@@ -11,9 +11,9 @@
 // one per independent master, as redis.DialURL reads them: an optional
 // user and password (a user alone is taken as the password), and an
 // optional database number as the path. One URL is the single-instance
-// lock. The algorithm's own parameters (node_timeout, fencing, key_prefix;
-// see redlock.ParseDSN) may be added to any URL, and these to each URL, for
-// its node:
+// lock. The algorithm's own parameters (node_timeout, fencing, key_prefix,
+// quorum_first; see redlock.ParseDSN) may be added to any URL, and these to
+// each URL, for its node:
 //
 //	dial_timeout       bounds a dial: TCP, TLS handshake, AUTH, SELECT (default 5s)
 //	write_timeout      bounds the write of each command (default: none; see below)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/bits"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,6 +43,9 @@ func (r *Redlock) Acquire(ctx context.Context, key, value string, ttl time.Durat
 	}
 	if err == nil {
 		r.attempts.track(a)
+		if a.dropped != 0 {
+			r.sparse.add(value, a.dropped, ttl)
+		}
 	} else {
 		r.attempts.trackUndo(a)
 	}
@@ -106,11 +110,29 @@ func (a *acquireRound) start(ctx context.Context, r *Redlock, ttl time.Duration,
 			return
 		}
 	}
-	if a.n > 1 {
-		a.decided = make(chan struct{})
-		a.allEnded = make(chan struct{}) // for the release that follows a grant
+	if a.n == 1 {
+		a.fanOut()
+		return
 	}
-	a.fanOut()
+	a.decided = make(chan struct{})
+	a.allEnded = make(chan struct{}) // for the release that follows a grant
+	if !r.cfg.quorumFirst {
+		a.fanOut()
+		return
+	}
+	// Nodes that may still hold this client's released values of the key
+	// are asked at once: the request takes the key from them (see
+	// leftovers), which a node held back and never asked would keep until
+	// the values expire.
+	var also uint64
+	for _, l := range a.leftovers {
+		for i := range a.n {
+			if l.on(i) {
+				also |= 1 << i
+			}
+		}
+	}
+	a.fanOutQuorum(a.lk, first, alone, also)
 }
 
 // ask asks for the SET NX, after the undoing of this client's last failed
@@ -187,6 +209,12 @@ func (a *acquireRound) finish(failure bool) {
 		}
 	case a.decided != nil:
 		a.failing.Store(failure)
+		if a.undone != nil {
+			// The nodes never asked have nothing to undo.
+			for m := a.dropped; m != 0; m &= m - 1 {
+				close(a.undone[bits.TrailingZeros64(m)])
+			}
+		}
 		close(a.decided)
 	}
 }

@@ -17,6 +17,7 @@ const (
 	ParamNodeTimeout = "node_timeout" // a Go duration, such as 50ms
 	ParamFencing     = "fencing"      // true or false
 	ParamKeyPrefix   = "key_prefix"   // any string
+	ParamQuorumFirst = "quorum_first" // true or false
 )
 
 // Params are the algorithm's DSN parameters.
@@ -24,6 +25,7 @@ var Params = dsn.Params{
 	{Name: ParamNodeTimeout, Kind: dsn.Duration, Doc: "Bounds each request to one node (default: adaptive, see WithNodeTimeout)."},
 	{Name: ParamFencing, Kind: dsn.Bool, Default: "false", Doc: "True: grants carry fencing tokens."},
 	{Name: ParamKeyPrefix, Kind: dsn.String, Empty: true, Default: DefaultKeyPrefix, Doc: "Put before every key stored in Redis."},
+	{Name: ParamQuorumFirst, Kind: dsn.Bool, Default: "false", Doc: "True: acquisitions ask a quorum of nodes first (see WithQuorumFirst)."},
 }
 
 // ParseDSN splits dsn, a comma-separated list of redis:// or rediss:// URLs
@@ -46,6 +48,9 @@ func ParseDSN(s string) (urls []string, opts []Option, err error) {
 	}
 	if v.Has(ParamKeyPrefix) {
 		opts = append(opts, WithKeyPrefix(v.String(ParamKeyPrefix)))
+	}
+	if v.Has(ParamQuorumFirst) {
+		opts = append(opts, WithQuorumFirst(v.Bool(ParamQuorumFirst)))
 	}
 	return urls, opts, nil
 }

@@ -264,6 +264,31 @@ func (r *Redlock) othersAnswered(i int, start time.Time) bool {
 	return false
 }
 
+// hedgeDelay is how long a round that asked the nodes in mask, and held
+// the others back, waits for their verdict before it asks the others: the
+// longest round trip expected of them (see health.estimate), at least
+// minSilence, at most half of timeout.
+func (r *Redlock) hedgeDelay(mask uint64, timeout time.Duration) time.Duration {
+	d := minSilence
+	for i := range r.health {
+		if mask&(1<<i) != 0 {
+			d = max(d, r.health[i].estimate())
+		}
+	}
+	return min(d, timeout/2)
+}
+
+// unhealthy returns the nodes that are not healthy (see healthy).
+func (r *Redlock) unhealthy() uint64 {
+	var m uint64
+	for i := range r.health {
+		if !r.health[i].healthy() {
+			m |= 1 << i
+		}
+	}
+	return m
+}
+
 // healthy reports whether node i has answered since its last timeout.
 func (r *Redlock) healthy(i int) bool { return r.health[i].healthy() }
 

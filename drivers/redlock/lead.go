@@ -47,3 +47,26 @@ func mix64(x uint64) uint64 {
 	x = (x ^ x>>27) * 0x94d049bb133111eb
 	return x ^ x>>31
 }
+
+// byRendezvous returns k healthy nodes not in skip, the first in lk's
+// rendezvous order (see lead). It reports false if fewer are healthy.
+func (r *Redlock) byRendezvous(lk string, k int, skip uint64) (uint64, bool) {
+	h := fnv64(lk)
+	var picked uint64
+	for ; k > 0; k-- {
+		best, top, found := 0, uint64(0), false
+		for i := range r.seeds {
+			if (skip|picked)&(1<<i) != 0 || !r.healthy(i) {
+				continue
+			}
+			if v := mix64(h ^ r.seeds[i]); !found || v > top {
+				best, top, found = i, v, true
+			}
+		}
+		if !found {
+			return 0, false
+		}
+		picked |= 1 << best
+	}
+	return picked, true
+}

@@ -35,6 +35,7 @@ type config struct {
 	fixedTimeout bool          // WithNodeTimeout was given
 	fencing      bool
 	prefix       string
+	quorumFirst  bool
 }
 
 // An Option configures a [Redlock].
@@ -75,6 +76,24 @@ func WithFencing(on bool) Option { return func(c *config) { c.fencing = on } }
 // Inspect (CROSSSLOT).
 func WithKeyPrefix(p string) Option { return func(c *config) { c.prefix = p } }
 
+// WithQuorumFirst has acquisitions ask a quorum of nodes first (default
+// off: every node at once, as the Redis document's algorithm does): the
+// key's first healthy nodes in rendezvous order, and the others only if
+// those cannot decide, or have not within the round trip expected of them.
+// Releases then ask only the nodes their acquisition asked. At N=5 an
+// uncontended acquire and release is 6 requests instead of 10, which on
+// servers and clients short of CPU is most of the cost: with 16
+// goroutines on two cores, 1.4-1.7x the throughput of asking every node.
+//
+// The price: such a lock is held on a bare quorum, where asking every
+// node usually leaves it on all of them. Safety rests on the quorum in
+// both cases, and so on nodes that do not lose keys before their TTL; but
+// a node that does (restarted empty without the delayed restart, or
+// failed over to a replica that missed the write) then breaks most locks
+// held there, where it breaks a few otherwise. Use it with the delayed
+// restart or appendfsync always, and see "A quorum first" in DESIGN.md.
+func WithQuorumFirst(on bool) Option { return func(c *config) { c.quorumFirst = on } }
+
 // Redlock is the algorithm over a set of nodes. It implements
 // [driver.Conn] with [driver.Extender], [driver.Waiter], [driver.Pinger]
 // and [driver.Inspector]. It is safe for concurrent use.
@@ -88,6 +107,7 @@ type Redlock struct {
 	workers   *workers
 	attempts  attempts           // acquisitions whose requests are still out
 	leftovers leftovers          // released values that nodes may still hold
+	sparse    sparse             // granted values that some nodes were never asked for
 	timers    timers             // for the rounds' watchmen
 	skipped   []skipped          // by node: releases its open breaker held back
 	bgctx     context.Context    // ends at Close: for the sending of skipped releases

@@ -74,6 +74,12 @@ type round struct {
 	since      int64              // when the round began, in ns after the Redlock's epoch
 	sync       bool               // one node, asked on the caller's goroutine
 	askedAlone uint64             // bit i: node i was asked alone first, on the caller's goroutine
+	deferred   uint64             // bit i: node i is held back until the nodes asked cannot decide (see fanOutQuorum)
+	late       uint64             // bit i: node i was held back, then asked (see askDeferred)
+	lateSince  int64              // when the nodes held back were asked, in ns after the Redlock's epoch
+	dropped    uint64             // bit i: node i was held back, and never asked (see dropDeferred)
+	hedgeAfter time.Duration      // when the nodes held back are asked if the round is undecided
+	hedge      *time.Timer        // fires at hedgeAfter; nil before the round first waits
 	running    atomic.Int32       // requests not yet ended
 	ended      atomic.Uint64      // bit i: node i's request has ended
 	allEnded   chan struct{}      // if a kind made it: closed once every request has ended
@@ -190,6 +196,94 @@ func (rd *round) fanOutTo(mask, yes uint64) {
 	}
 }
 
+// fanOutQuorum asks only as many nodes as can make a quorum of yes,
+// counting node first if it was asked alone and said yes: healthy ones,
+// in lk's rendezvous order, so that rivals for a key ask the same nodes
+// and the first there wins them all. The other nodes are held back,
+// counted as replies still to come, and asked (see askDeferred) once the
+// nodes asked can no longer make a quorum of yes by themselves, or if the
+// round is still undecided after the longest round trip that the nodes
+// asked are expected to take (see Redlock.hedgeDelay): a hung or slow node
+// among them costs the round about a round trip more, not a node timeout.
+// An uncontended acquisition costs a quorum's requests, not every node's:
+// two fewer of five, for the servers and the client alike. With too few
+// healthy nodes to choose from, every node is asked at once. The nodes in
+// also are asked at once too, and so are the unhealthy ones, as every
+// round asked them before: held back, a node that came back would never
+// be asked by a round that did not need it, and so never found healthy.
+func (rd *round) fanOutQuorum(lk string, first int, alone bool, also uint64) {
+	need := rd.quorum
+	if alone && rd.results[first].yes {
+		need--
+	}
+	ask, ok := rd.r.byRendezvous(lk, need, rd.askedAlone)
+	if !ok {
+		rd.fanOut() // too few healthy nodes to choose from: every node at once
+		return
+	}
+	ask |= also | rd.r.unhealthy()
+	rd.deferred = ^uint64(0) >> (64 - rd.n) &^ ask &^ rd.askedAlone
+	rd.hedgeAfter = rd.r.hedgeDelay(ask, rd.judgeAfter)
+	rd.done = make(chan int, rd.n)
+	rd.running.Store(int32(rd.n))
+	for i := range rd.n {
+		if rd.deferred&(1<<i) == 0 {
+			rd.r.workers.run(job{rd, i})
+		}
+	}
+}
+
+// askDeferred asks the nodes that fanOutQuorum held back.
+func (rd *round) askDeferred() {
+	if rd.hedge != nil {
+		rd.r.timers.put(rd.hedge)
+		rd.hedge = nil
+	}
+	m := rd.deferred
+	rd.deferred = 0
+	rd.late = m
+	rd.lateSince = int64(time.Since(rd.r.epoch))
+	for ; m != 0; m &= m - 1 {
+		rd.r.workers.run(job{rd, bits.TrailingZeros64(m)})
+	}
+}
+
+// dropDeferred ends the round's part of the nodes still held back once
+// its verdict is in: they are never asked.
+func (rd *round) dropDeferred() {
+	m := rd.deferred
+	if m == 0 {
+		return
+	}
+	rd.deferred = 0
+	rd.dropped = m
+	rd.ended.Or(m)
+	rd.requestsEnded(int32(bits.OnesCount64(m)))
+}
+
+// requestsEnded counts k of the round's requests out, and ends the round
+// once none is left.
+func (rd *round) requestsEnded(k int32) {
+	if rd.running.Add(-k) == 0 {
+		rd.cancel()
+		if rd.allEnded != nil {
+			close(rd.allEnded)
+		}
+		rd.kind.afterAll()
+	}
+}
+
+// mustAskDeferred reports whether the round, undecided, needs the nodes
+// held back: the yes so far and the requests still out to the nodes asked
+// cannot make a quorum.
+func (rd *round) mustAskDeferred() bool {
+	if rd.deferred == 0 {
+		return false
+	}
+	out := rd.n - rd.got - bits.OnesCount64(rd.deferred)
+	return rd.yes+out < rd.quorum
+}
+
 // do asks node i through its health, which may hold the request back.
 func (rd *round) do(i int) reply {
 	node := rd.r.nodes[i]
@@ -226,13 +320,7 @@ func (rd *round) async(i int) {
 	rd.ended.Or(1 << i)
 	rd.done <- i
 	rd.kind.afterReply(i, rep)
-	if rd.running.Add(-1) == 0 {
-		rd.cancel()
-		if rd.allEnded != nil {
-			close(rd.allEnded)
-		}
-		rd.kind.afterAll()
-	}
+	rd.requestsEnded(1)
 }
 
 // waitEnded waits until the round's request to node i has ended, or ctx
@@ -267,6 +355,7 @@ func (rd *round) holderVerdict(op string) error {
 // Then the round fails, and its probes of those nodes go on without it,
 // so that a node that answers late still closes its breaker.
 func (rd *round) tally() verdict {
+	defer rd.dropDeferred()
 	defer rd.stopTimers()
 	lose := rd.n - rd.quorum + 1 // no's that make a quorum of yes impossible
 	for rd.got < rd.n {
@@ -302,6 +391,9 @@ func (rd *round) tally() verdict {
 		case rd.yes+left < rd.quorum && rd.no+left < lose:
 			return failed
 		}
+		if rd.mustAskDeferred() {
+			rd.askDeferred()
+		}
 	}
 	return failed // unreachable: with every reply in, one case above holds
 }
@@ -331,6 +423,13 @@ func (rd *round) wait(patience <-chan time.Time) (int, reply, bool) {
 			i, rep := rd.giveUpOn(i)
 			return i, rep, true
 		}
+		var hedge <-chan time.Time
+		if rd.deferred != 0 {
+			if rd.hedge == nil {
+				rd.hedge = rd.r.timers.get(rd.hedgeAfter)
+			}
+			hedge = rd.hedge.C
+		}
 		select {
 		case i := <-rd.done:
 			if rd.tallied&(1<<i) != 0 {
@@ -340,6 +439,10 @@ func (rd *round) wait(patience <-chan time.Time) (int, reply, bool) {
 			return i, rep, true
 		case <-patience:
 			return 0, reply{}, false
+		case <-hedge:
+			// A node asked is slower than expected, or hung: the nodes
+			// held back may decide without it.
+			rd.askDeferred()
 		case <-rd.watch.tick(&rd.r.timers, rd.judgeAfter):
 			rd.judge()
 		}
@@ -419,7 +522,7 @@ func (rd *round) judge() {
 	}
 	now := int64(time.Since(rd.r.epoch))
 	for i := range rd.n {
-		if rd.tallied&(1<<i) != 0 || rd.ended.Load()&(1<<i) != 0 || !rd.seemsHung(i, now) {
+		if rd.tallied&(1<<i) != 0 || rd.ended.Load()&(1<<i) != 0 || rd.deferred&(1<<i) != 0 || !rd.seemsHung(i, now) {
 			continue
 		}
 		rd.r.health[i].gaveUp(now, rd.judgeAfter)
@@ -441,7 +544,11 @@ func (rd *round) seemsHung(i int, now int64) bool {
 	if first == 0 || now-first < int64(rd.watch.grace) {
 		return false // no evidence yet that the client reads answers
 	}
-	silent := now - max(rd.r.health[i].answered.Load(), rd.since)
+	since := rd.since
+	if rd.late&(1<<i) != 0 {
+		since = rd.lateSince // held back, it was asked only then
+	}
+	silent := now - max(rd.r.health[i].answered.Load(), since)
 	return silent >= int64(rd.judgeAfter) && silent >= 2*(first-rd.since)+int64(rd.watch.grace)
 }
 
@@ -449,6 +556,10 @@ func (rd *round) seemsHung(i int, now int64) bool {
 func (rd *round) stopTimers() {
 	if rd.giveUp != nil {
 		rd.giveUp.Stop()
+	}
+	if rd.hedge != nil {
+		rd.r.timers.put(rd.hedge)
+		rd.hedge = nil
 	}
 	rd.watch.stop(&rd.r.timers)
 }
@@ -540,7 +651,7 @@ func (w *watchman) stop(ts *timers) {
 func (rd *round) hangsOnHung(lose int) bool {
 	hung := 0
 	for i := range rd.n {
-		if rd.tallied&(1<<i) == 0 && rd.r.health[i].open() {
+		if rd.tallied&(1<<i) == 0 && rd.deferred&(1<<i) == 0 && rd.r.health[i].open() {
 			hung++
 		}
 	}
@@ -552,7 +663,7 @@ func (rd *round) hangsOnHung(lose int) bool {
 // round did not wait for.
 func (rd *round) presumeHung() {
 	for i, n := range rd.r.nodes {
-		if rd.tallied&(1<<i) == 0 && rd.r.health[i].open() {
+		if rd.tallied&(1<<i) == 0 && rd.deferred&(1<<i) == 0 && rd.r.health[i].open() {
 			rd.errs = append(rd.errs, &NodeError{Node: n.String(), Err: errPresumedHung})
 			rd.failedSet |= 1 << i
 		}

@@ -14,7 +14,7 @@
 // protocol, skip_verify, and max_retries and client_cache, which are 0 (no
 // retries, no client-side caching) unless the URL says otherwise; any
 // other is an error. The algorithm's own parameters (node_timeout,
-// fencing, key_prefix; see redlock.ParseDSN) may be added to any URL, and
+// fencing, key_prefix, quorum_first; see redlock.ParseDSN) may be added to any URL, and
 // on a rediss:// URL ca_file names a PEM file of the CAs that sign the
 // server's certificate (default: the system's).
 //

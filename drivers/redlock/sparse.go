@@ -1,0 +1,77 @@
+package redlock
+
+import (
+	"sync"
+	"time"
+)
+
+// sparse remembers, for the leases this client holds, the nodes that
+// their acquisitions never asked (see round.fanOutQuorum), so that a
+// release asks only the others: the value is on none of those. A lease
+// not found here, or one whose extension took the key on more nodes (see
+// Redlock.Extend), is released on every node, as before, which is always
+// correct; so entries may be lost, and are, once the map grows past
+// maxSparse with leases past their TTL (never released: the holder
+// forgot, or lost them). It is safe for concurrent use.
+type sparse struct {
+	mu sync.Mutex
+	m  map[string]sparseLease
+}
+
+// sparseLease is what sparse keeps of one lease.
+type sparseLease struct {
+	never uint64    // bit i: node i was never asked
+	until time.Time // the lease's end at its grant, give or take its extensions
+}
+
+// maxSparse bounds sparse's map before it drops leases past their TTL.
+const maxSparse = 1 << 12
+
+// add remembers that value's acquisition never asked the nodes in never,
+// for a lease of ttl.
+func (s *sparse) add(value string, never uint64, ttl time.Duration) {
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil {
+		s.m = make(map[string]sparseLease)
+	}
+	if len(s.m) >= maxSparse {
+		for v, l := range s.m {
+			if now.After(l.until) {
+				delete(s.m, v)
+			}
+		}
+	}
+	s.m[value] = sparseLease{never: never, until: now.Add(ttl)}
+}
+
+// take forgets value and returns the nodes its acquisition never asked:
+// none if it is not remembered.
+func (s *sparse) take(value string) uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l, ok := s.m[value]
+	if !ok {
+		return 0
+	}
+	delete(s.m, value)
+	return l.never
+}
+
+// forget forgets value: its release asks every node.
+func (s *sparse) forget(value string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.m, value)
+}
+
+// extend moves value's end to ttl from now, if it is remembered.
+func (s *sparse) extend(value string, ttl time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if l, ok := s.m[value]; ok {
+		l.until = time.Now().Add(ttl)
+		s.m[value] = l
+	}
+}
