@@ -10,14 +10,12 @@
 //	c := lock.OpenConnector(connector)
 //
 // With N nodes a lock needs a quorum of N/2+1; N=1 is the single-instance
-// lock. Acquire sets the key on a quorum of healthy nodes at once (the
-// key's first in rendezvous order, so that rivals ask the same ones), and
-// on the others only if those cannot decide, or have not after the round
-// trip expected of them; its release asks only the nodes it asked. Each
-// request has a per-node timeout that adapts to the nodes' round trips
-// (50ms to 1s, and at most a quarter of the TTL; [WithNodeTimeout] fixes
-// it), and a round decides as soon as a quorum said yes or is out of
-// reach, so a slow or hung minority costs at most that round trip more. Past the timeout, a node is given up only if it seems hung: it
+// lock. Acquire sets the key on every node at once ([WithQuorumFirst]
+// asks a quorum first, and the others only if needed: fewer requests,
+// locks on a bare quorum), with a per-node timeout that adapts to the
+// nodes' round trips (50ms to 1s, and at most a quarter of the TTL;
+// [WithNodeTimeout] fixes it), and decides as soon as a quorum said yes or
+// is out of reach, so a slow or hung minority delays nothing. Past the timeout, a node is given up only if it seems hung: it
 // stays silent while another node answered. Nodes that are slow together,
 // as on a saturated machine, are waited for up to 1s (a quarter of the
 // TTL). A failed attempt is undone on the nodes it may have reached. A
