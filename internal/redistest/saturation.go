@@ -18,6 +18,10 @@ import (
 // value is how long each client runs, such as 60s.
 const SaturatedEnv = "DISTLOCK_MEASURE_SATURATED"
 
+// SaturatedQueryEnv, if set, is the DSN query of MeasureSaturated's
+// client, such as quorum_first=true; by default it has none.
+const SaturatedQueryEnv = "DISTLOCK_MEASURE_SATURATED_QUERY"
+
 // saturatedGoroutines is how many goroutines of one client acquire and
 // release, each on a key of its own. With the five servers, they saturate
 // two cores.
@@ -214,17 +218,19 @@ func noFalseOutagesOn(t *testing.T, name string, addrs []string) {
 }
 
 // MeasureSaturated runs Saturate on the driver registered as name for
-// the duration in SaturatedEnv, and logs each second's operations. It
-// fails t on a failed operation or a second with fewer than half the
-// median second's operations. It is a measurement for humans, not a
-// test: it runs only when SaturatedEnv is set.
+// the duration in SaturatedEnv, with the DSN query in SaturatedQueryEnv,
+// and logs each second's operations. It fails t on a failed operation or
+// a second with fewer than half the median second's operations. It is a
+// measurement for humans, not a test: it runs only when SaturatedEnv is
+// set.
 func MeasureSaturated(t *testing.T, name string) {
 	d, err := time.ParseDuration(os.Getenv(SaturatedEnv))
 	if err != nil {
 		t.Skipf("a measurement: set %s to a duration (such as 60s) to run it", SaturatedEnv)
 	}
-	s := Saturate(t, name, Servers(t), "", d)
-	t.Logf("%s, N=5, %d goroutines on keys of their own: %v", name, saturatedGoroutines, s)
+	query := os.Getenv(SaturatedQueryEnv)
+	s := Saturate(t, name, Servers(t), query, d)
+	t.Logf("%s, N=5, %d goroutines on keys of their own, DSN query %q: %v", name, saturatedGoroutines, query, s)
 	var ops int64
 	for _, n := range s.PerSecond {
 		ops += n
