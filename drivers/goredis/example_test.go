@@ -52,3 +52,24 @@ func Example() {
 		// ...
 	}
 }
+
+// Five masters that run with the delayed restart (or appendfsync always),
+// and a program that wants throughput: with quorum_first=true an
+// acquisition asks three of the five first, and the other two only if
+// those cannot decide, and its release asks only the nodes it asked. The
+// lock is then held on a bare quorum: read redlock.WithQuorumFirst first.
+func Example_quorumFirst() {
+	c, err := lock.Open("goredis", "redis://10.0.0.1:6379,redis://10.0.0.2:6379,redis://10.0.0.3:6379,"+
+		"redis://10.0.0.4:6379,redis://10.0.0.5:6379?quorum_first=true")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	if err := c.Do(ctx, "report:daily", func(ctx context.Context) error {
+		// ... work that stops when ctx is cancelled: the lock's validity ended
+		return nil
+	}); err != nil {
+		log.Print(err)
+	}
+}
