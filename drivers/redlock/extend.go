@@ -31,18 +31,16 @@ func (r *Redlock) Extend(ctx context.Context, key, value string, ttl time.Durati
 	e.begin(ctx, r, e, ttl)
 	e.fanOut()
 	err := e.holderVerdict("extend")
-	if err == nil {
-		r.sparse.extend(value, ttl)
-		return nil
-	}
-	if errors.Is(err, driver.ErrNotHeld) {
+	if err == nil || errors.Is(err, driver.ErrNotHeld) {
 		return err
 	}
 	absent := e.absent()
 	if e.yes == 0 || e.yes+bits.OnesCount64(absent) < e.quorum {
 		return err
 	}
-	r.sparse.forget(value) // the fill may take the key on nodes its acquisition never asked
+	if r.cfg.quorumFirst {
+		r.sparse.forget(value) // the fill may take the key on nodes its acquisition never asked
+	}
 	f := &fillRound{value: value, call: []any{"SET", lk, value, "PX", millis(ttl), "NX"}}
 	f.begin(ctx, r, f, ttl)
 	f.allEnded = make(chan struct{}) // for a release that comes while a SET is out

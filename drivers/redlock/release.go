@@ -35,7 +35,7 @@ func (r *Redlock) Release(ctx context.Context, key, value string) error {
 	// its context at once. The requests still out must not end with it,
 	// or the key stays held on their nodes, unannounced, until its TTL.
 	rl.begin(context.WithoutCancel(ctx), r, rl, 0)
-	if never := r.sparse.take(value); never != 0 && len(r.nodes) > 1 {
+	if never := r.neverAsked(value); never != 0 {
 		// The nodes its acquisition never asked do not hold the value:
 		// they count as a no at once.
 		rl.fanOutTo(^uint64(0)>>(64-len(r.nodes))&^never, 0)

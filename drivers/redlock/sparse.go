@@ -11,8 +11,9 @@ import (
 // not found here, or one whose extension took the key on more nodes (see
 // Redlock.Extend), is released on every node, as before, which is always
 // correct; so entries may be lost, and are, once the map grows past
-// maxSparse with leases past their TTL (never released: the holder
-// forgot, or lost them). It is safe for concurrent use.
+// maxSparse with leases past their TTL at their grant (never released:
+// the holder forgot, or lost them; or extended since, whose release then
+// asks every node). It is safe for concurrent use.
 type sparse struct {
 	mu sync.Mutex
 	m  map[string]sparseLease
@@ -21,7 +22,7 @@ type sparse struct {
 // sparseLease is what sparse keeps of one lease.
 type sparseLease struct {
 	never uint64    // bit i: node i was never asked
-	until time.Time // the lease's end at its grant, give or take its extensions
+	until time.Time // the lease's end at its grant
 }
 
 // maxSparse bounds sparse's map before it drops leases past their TTL.
@@ -66,12 +67,12 @@ func (s *sparse) forget(value string) {
 	delete(s.m, value)
 }
 
-// extend moves value's end to ttl from now, if it is remembered.
-func (s *sparse) extend(value string, ttl time.Duration) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if l, ok := s.m[value]; ok {
-		l.until = time.Now().Add(ttl)
-		s.m[value] = l
+// neverAsked returns the nodes that value's acquisition never asked, and
+// forgets them: none without quorum_first, where every acquisition asks
+// every node (and Release takes no lock to find that out).
+func (r *Redlock) neverAsked(value string) uint64 {
+	if !r.cfg.quorumFirst {
+		return 0
 	}
+	return r.sparse.take(value)
 }
