@@ -25,11 +25,23 @@ import (
 // where nobody holds it, so while the lease holds on a quorum nobody else
 // can. The core counts the extension only if it ends within the lease's
 // validity, measured from before the first round.
+//
+// With quorum_first, the nodes that the lease's acquisition never asked
+// are not asked either: they never saw the value. They count as nodes
+// that have no key, a no for the first round and candidates for the
+// second.
 func (r *Redlock) Extend(ctx context.Context, key, value string, ttl time.Duration) error {
 	lk := r.lockKey(key)
 	e := &extendRound{call: extendScript.call([]string{lk}, value, millis(ttl))}
 	e.begin(ctx, r, e, ttl)
-	e.fanOut()
+	if never := r.notAsked(value); never != 0 {
+		for m := never; m != 0; m &= m - 1 {
+			e.results[bits.TrailingZeros64(m)].val = -1 // absent: see absent
+		}
+		e.fanOutTo(^uint64(0)>>(64-e.n)&^never, 0)
+	} else {
+		e.fanOut()
+	}
 	err := e.holderVerdict("extend")
 	if err == nil || errors.Is(err, driver.ErrNotHeld) {
 		return err

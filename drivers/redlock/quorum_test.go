@@ -120,6 +120,69 @@ func TestAcquire_hungNodeOfTheQuorumCostsAHedge(t *testing.T) {
 	}
 }
 
+// TestExtend_asksOnlyTheNodesItsAcquisitionAsked: with WithQuorumFirst,
+// an extension of a lease whose acquisition asked a quorum asks the same
+// nodes (the others never saw the value), and so does the release after
+// it. By default, every node is asked.
+func TestExtend_asksOnlyTheNodesItsAcquisitionAsked(t *testing.T) {
+	for _, quorumFirst := range []bool{false, true} {
+		r, fs := fakes(t, 5, WithQuorumFirst(quorumFirst))
+		const key = "k"
+		want := quorumOf(t, r, key)
+		if !quorumFirst {
+			want = 1<<5 - 1
+		}
+		if _, err := r.Acquire(t.Context(), key, "v", time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		// The acquisition's requests to the nodes outside its quorum may
+		// still be on their way by default: wait for them.
+		for deadline := time.Now().Add(time.Second); ; time.Sleep(time.Millisecond) {
+			held := 0
+			for _, f := range fs {
+				if f.valueOn(r.lockKey(key)) == "v" {
+					held++
+				}
+			}
+			if held == bits.OnesCount64(want) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("quorum_first %t: the value is on %d nodes, want %d", quorumFirst, held, bits.OnesCount64(want))
+			}
+		}
+		before := askedSince(fs, nil)
+		if err := r.Extend(t.Context(), key, "v", time.Minute); err != nil {
+			t.Fatalf("quorum_first %t: Extend: %v", quorumFirst, err)
+		}
+		if err := r.Release(t.Context(), key, "v"); err != nil {
+			t.Fatalf("quorum_first %t: Release: %v", quorumFirst, err)
+		}
+		// Extend and Release return at a quorum's verdict: wait for the
+		// requests still out to the nodes that should get them.
+		for deadline := time.Now().Add(time.Second); ; time.Sleep(time.Millisecond) {
+			asked := askedSince(fs, before)
+			done := true
+			for i, n := range asked {
+				if want&(1<<i) != 0 && n < 2 {
+					done = false
+				}
+			}
+			if done {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("quorum_first %t: commands by node %v, want 2 (extend, release) on each node of %05b", quorumFirst, asked, want)
+			}
+		}
+		for i, n := range askedSince(fs, before) {
+			if want&(1<<i) == 0 && n != 0 {
+				t.Errorf("quorum_first %t: node %d, never asked by the acquisition, got %d commands", quorumFirst, i, n)
+			}
+		}
+	}
+}
+
 // TestRelease_afterAFillAsksEveryNode: an extension that falls short
 // takes the key on the nodes where it is absent (see Extend), which may
 // be nodes the acquisition never asked; the release must then ask every

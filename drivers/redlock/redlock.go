@@ -80,10 +80,11 @@ func WithKeyPrefix(p string) Option { return func(c *config) { c.prefix = p } }
 // off: every node at once, as the Redis document's algorithm does): the
 // key's first healthy nodes in rendezvous order, and the others only if
 // those cannot decide, or have not within the round trip expected of them.
-// Releases then ask only the nodes their acquisition asked. At N=5 an
-// uncontended acquire and release is 6 requests instead of 10, which on
-// servers and clients short of CPU is most of the cost: with 16
-// goroutines on two cores, 1.4-1.7x the throughput of asking every node.
+// Extensions and releases then ask only the nodes their acquisition
+// asked. At N=5 an uncontended acquire and release is 6 requests instead
+// of 10, which on servers and clients short of CPU is most of the cost:
+// with 16 goroutines on two cores, 1.4-1.7x the throughput of asking
+// every node.
 //
 // The price: such a lock is held on a bare quorum, where asking every
 // node usually leaves it on all of them. Safety rests on the quorum in

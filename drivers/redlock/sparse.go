@@ -6,11 +6,11 @@ import (
 )
 
 // sparse remembers, for the leases this client holds, the nodes that
-// their acquisitions never asked (see round.fanOutQuorum), so that a
-// release asks only the others: the value is on none of those. A lease
-// not found here, or one whose extension took the key on more nodes (see
-// Redlock.Extend), is released on every node, as before, which is always
-// correct; so entries may be lost, and are, once the map grows past
+// their acquisitions never asked (see round.fanOutQuorum), so that an
+// extension or a release asks only the others: the value is on none of
+// those. A lease not found here, or one whose extension took the key on
+// more nodes (see Redlock.Extend), is extended and released on every
+// node, as before, which is always correct; so entries may be lost, and are, once the map grows past
 // maxSparse with leases past their TTL at their grant (never released:
 // the holder forgot, or lost them; or extended since, whose release then
 // asks every node). It is safe for concurrent use.
@@ -60,6 +60,14 @@ func (s *sparse) take(value string) uint64 {
 	return l.never
 }
 
+// peek returns the nodes that value's acquisition never asked, and keeps
+// them: none if it is not remembered.
+func (s *sparse) peek(value string) uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.m[value].never
+}
+
 // forget forgets value: its release asks every node.
 func (s *sparse) forget(value string) {
 	s.mu.Lock()
@@ -75,4 +83,13 @@ func (r *Redlock) neverAsked(value string) uint64 {
 		return 0
 	}
 	return r.sparse.take(value)
+}
+
+// notAsked returns the nodes that value's acquisition never asked, for an
+// extension, and keeps them for the release: none without quorum_first.
+func (r *Redlock) notAsked(value string) uint64 {
+	if !r.cfg.quorumFirst {
+		return 0
+	}
+	return r.sparse.peek(value)
 }
