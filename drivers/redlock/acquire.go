@@ -140,17 +140,24 @@ func (a *acquireRound) start(ctx context.Context, r *Redlock, ttl time.Duration,
 // key that this client released, it asks for retakeScript instead, which
 // takes the key from them (with fencing: it deletes them first).
 func (a *acquireRound) ask(ctx context.Context, i int, n Node) (bool, int64, error) {
+	var late string // the last failed attempt's value, if its SET here may land late
 	if a.prior != nil {
-		a.prior.waitUndone(ctx, i)
+		// Once undone there, its reply from the node is in.
+		if a.prior.waitUndone(ctx, i) && a.prior.results[i].mayLandLate() {
+			late = a.prior.value
+		}
 	}
 	if a.r.cfg.fencing {
 		for _, l := range a.leftovers {
 			l.clear(ctx, i, n, a.lk)
 		}
+		if late != "" {
+			run(ctx, n, undoScript, undoScript.call([]string{a.lk}, late)) //nolint:errcheck // best effort, as clear
+		}
 		v, err := run(ctx, n, fencedAcquireScript, a.call)
 		return err == nil && v >= 0, v, err
 	}
-	if call := a.retake(i); call != nil {
+	if call := a.retake(i, late); call != nil {
 		v, err := run(ctx, n, retakeScript, call)
 		return err == nil && v == 1, 0, err
 	}
@@ -174,15 +181,22 @@ func setNX(ctx context.Context, n Node, call []any) (bool, error) {
 }
 
 // retake returns the call of retakeScript for node i if the node may hold
-// values of the key that this client released, or nil.
-func (a *acquireRound) retake(i int) []any {
+// dead values of the key (late, if not empty, and this client's
+// leftovers), or nil.
+func (a *acquireRound) retake(i int, late string) []any {
 	var call []any
+	add := func(v string) {
+		if call == nil {
+			call = retakeScript.call([]string{a.lk}, a.value, a.call[4])
+		}
+		call = append(call, v)
+	}
+	if late != "" {
+		add(late)
+	}
 	for _, l := range a.leftovers {
 		if l.on(i) {
-			if call == nil {
-				call = retakeScript.call([]string{a.lk}, a.value, a.call[4])
-			}
-			call = append(call, l.value)
+			add(l.value)
 		}
 	}
 	return call
@@ -204,6 +218,7 @@ func (a *acquireRound) finish(failure bool) {
 	switch {
 	case a.short: // nothing was taken
 	case a.sync:
+		a.keepLeftovers(0, a.results[0], failure)
 		if failure && a.results[0].mayHaveTakenEffect() {
 			go a.undoOn(0)
 		}
@@ -226,11 +241,33 @@ func (a *acquireRound) unsent(int) {}
 // if the request may have taken effect there.
 func (a *acquireRound) afterReply(i int, rep reply) {
 	<-a.decided
-	if a.failing.Load() && rep.mayHaveTakenEffect() {
+	failing := a.failing.Load()
+	a.keepLeftovers(i, rep, failing)
+	if failing && rep.mayHaveTakenEffect() {
 		a.undoOn(i)
 	}
 	if a.undone != nil {
 		close(a.undone[i])
+	}
+}
+
+// keepLeftovers remembers what node i may hold once its request, which
+// ended with rep, got no answer: the dead values that the attempt was to
+// take from the node (see leftovers), which it may not have, and, if the
+// attempt failed, its own value, whose SET may land after the undo.
+// Before a failed attempt's undo, so that the client's next attempts
+// find it.
+func (a *acquireRound) keepLeftovers(i int, rep reply, failing bool) {
+	if !rep.mayLandLate() {
+		return
+	}
+	for _, l := range a.leftovers {
+		if l.on(i) {
+			a.r.leftovers.remember(a.lk, l.value, 1<<i, nil, !l.late.IsZero())
+		}
+	}
+	if failing {
+		a.r.leftovers.addLate(a.lk, a.value, 1<<i)
 	}
 }
 
@@ -248,11 +285,14 @@ func (a *acquireRound) undoOn(i int) {
 }
 
 // waitUndone waits until the failed attempt is undone on node i (or
-// needed no undoing there), or ctx is done.
-func (a *acquireRound) waitUndone(ctx context.Context, i int) {
+// needed no undoing there), and reports true, or until ctx is done, and
+// reports false.
+func (a *acquireRound) waitUndone(ctx context.Context, i int) bool {
 	select {
 	case <-a.undone[i]:
+		return true
 	case <-ctx.Done():
+		return false
 	}
 }
 

@@ -77,3 +77,85 @@ func TestAcquire_afterAReleaseThatDidNotReachNodes(t *testing.T) {
 		})
 	}
 }
+
+// A SET that got no answer may still be run by its node, after the
+// attempt gave up, failed and was undone, and even after the client's
+// next acquisition and release of the key: its value then holds the key
+// there until its TTL, with no lock behind it. The client remembers such
+// values (leftovers.addLate), and its next acquisitions take the key from
+// them. Without that, the next acquisition was refused ("held by another
+// holder") where a quorum's SETs had landed late, as under saturation.
+func TestAcquire_afterLateSETs(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		n     int
+		late  []int // the nodes whose SETs land late
+		after bool  // they land after the next acquisition and its release, not before it
+	}{
+		{"N=1, before the next acquisition", 1, []int{0}, false},
+		{"N=1, after the next acquisition", 1, []int{0}, true},
+		{"N=5, a majority, before the next acquisition", 5, []int{0, 1, 2}, false},
+		{"N=5, a majority, after the next acquisition", 5, []int{0, 1, 2}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r, fs := fakes(t, c.n)
+			ctx := t.Context()
+			const lk = "distlock:{k}"
+			for _, i := range c.late {
+				fs[i].setLateSets(true)
+			}
+			if _, err := r.Acquire(ctx, "k", "v1", time.Minute); err == nil {
+				t.Fatal("Acquire with SETs unanswered on a quorum succeeded")
+			}
+			// Wait for the undo of the failed attempt on every node: it
+			// finds nothing where the SET has not landed.
+			for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+				if b := r.attempts.beingUndone(r.lockKey("k")); b == nil {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the failed attempt is still being undone after 5s")
+				}
+			}
+			for _, i := range c.late {
+				fs[i].setLateSets(false)
+			}
+			land := func() {
+				for _, i := range c.late {
+					fs[i].landLate()
+					if got := fs[i].valueOn(lk); got != "v1" {
+						t.Fatalf("node %d holds %q after the late SET landed, want v1", i, got)
+					}
+				}
+			}
+			value := "v2"
+			if c.after {
+				if _, err := r.Acquire(ctx, "k", "v2", time.Minute); err != nil {
+					t.Fatalf("Acquire before the late SETs landed: %v", err)
+				}
+				if err := r.Release(ctx, "k", "v2"); err != nil {
+					t.Fatal(err)
+				}
+				for _, i := range c.late { // the Release returned at a quorum
+					for deadline := time.Now().Add(5 * time.Second); fs[i].valueOn(lk) != ""; time.Sleep(time.Millisecond) {
+						if time.Now().After(deadline) {
+							t.Fatalf("node %d holds %q after the release, want nothing", i, fs[i].valueOn(lk))
+						}
+					}
+				}
+				value = "v3"
+			}
+			land()
+			if _, err := r.Acquire(ctx, "k", value, time.Minute); err != nil {
+				t.Fatalf("Acquire after late SETs of this client's failed attempt landed: %v", err)
+			}
+			for _, i := range c.late { // the Acquire returned at a quorum
+				for deadline := time.Now().Add(5 * time.Second); fs[i].valueOn(lk) != value; time.Sleep(time.Millisecond) {
+					if time.Now().After(deadline) {
+						t.Fatalf("node %d holds %q, want %s", i, fs[i].valueOn(lk), value)
+					}
+				}
+			}
+		})
+	}
+}

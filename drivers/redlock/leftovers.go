@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // maxLeftovers bounds the keys whose released values a Redlock
@@ -11,14 +12,21 @@ import (
 // value expires by its TTL.
 const maxLeftovers = 1024
 
-// leftovers are this client's released values that may still hold their
-// keys on some nodes: the release did not reach those nodes (it timed
-// out, failed, or a breaker held it back), or the acquisition's SET there
-// got no answer and may have landed after the release. Found there by the
-// client's next acquisition of the key, such a value would make it report
-// the key as held by another holder, when its only holder released it.
-// So that acquisition takes the key there if it holds such a value (see
-// acquireRound.ask and retakeScript). It is safe for concurrent use.
+// leftovers are this client's dead values (released, or of failed
+// attempts) that may still hold their keys on some nodes: a release did
+// not reach those nodes (it timed out, failed, or a breaker held it back),
+// or a SET of the value there got no answer and may land late, after the
+// release or the undo. Found there by the client's next acquisition of
+// the key, such a value would make it report the key as held by another
+// holder, when no lock holds it. So that acquisition takes the key there
+// if it holds such a value (see acquireRound.ask and retakeScript). It is
+// safe for concurrent use.
+//
+// A value that may land late is kept for lateMemory, across
+// acquisitions: a SET that got no answer was sent, and the server may run
+// it whenever it reads it, after the next acquisition and release of the
+// key too (see "Late SETs" in DESIGN.md). Any other is forgotten by the
+// acquisition that takes it.
 type leftovers struct {
 	mu   sync.Mutex
 	byLK map[string][]leftover // by lock key, oldest first, at most maxPerKey
@@ -29,19 +37,40 @@ type leftovers struct {
 // goroutines may share it.
 const maxPerKey = 4
 
-// A leftover is a released value, and the nodes that may still hold it.
+// lateMemory is how long a value whose SET got no answer on some node
+// is remembered after that, since the SET may land there late.
+const lateMemory = time.Minute
+
+// A leftover is a dead value, and the nodes that may still hold it.
 type leftover struct {
 	value   string
-	nodes   uint64 // bit i: node i may hold it
-	release *round // the release's round, while its requests may be out: a node it has not answered there may hold it too
+	nodes   uint64    // bit i: node i may hold it
+	release *round    // the release's round, while its requests may be out: a node it has not answered there may hold it too
+	late    time.Time // if set, a SET of the value may land late on its nodes: kept across acquisitions until then
 }
 
-// add remembers that value, released, may still hold lk on nodes, and on
-// the nodes where release (if not nil), the round of its release, has not
+// add remembers that value, dead, may still hold lk on nodes, and on the
+// nodes where release (if not nil), the round of its release, has not
 // answered yet. What was remembered of value on lk stays.
 func (ls *leftovers) add(lk, value string, nodes uint64, release *round) {
+	ls.remember(lk, value, nodes, release, false)
+}
+
+// addLate remembers that a SET of value, dead, on nodes got no answer,
+// and may land there late: for lateMemory from now, every acquisition of
+// lk takes the key from it.
+func (ls *leftovers) addLate(lk, value string, nodes uint64) {
+	ls.remember(lk, value, nodes, nil, true)
+}
+
+// remember is add, and addLate if late.
+func (ls *leftovers) remember(lk, value string, nodes uint64, release *round, late bool) {
 	if nodes == 0 && release == nil {
 		return
+	}
+	var until time.Time
+	if late {
+		until = time.Now().Add(lateMemory)
 	}
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
@@ -61,29 +90,36 @@ func (ls *leftovers) add(lk, value string, nodes uint64, release *round) {
 			if release != nil {
 				l[i].release = release
 			}
+			if until.After(l[i].late) {
+				l[i].late = until
+			}
 			return
 		}
 	}
 	if len(l) == maxPerKey {
 		l = l[1:]
 	}
-	ls.byLK[lk] = append(l, leftover{value: value, nodes: nodes, release: release})
+	ls.byLK[lk] = append(l, leftover{value: value, nodes: nodes, release: release, late: until})
 	ls.n.Store(int32(len(ls.byLK)))
 }
 
 // settle tells that every request of release, the round that released
-// value on lk, has ended, and that nodes may still hold value. It replaces
-// what add remembered of it; if an acquisition took that meanwhile, it
-// remembers nodes anew.
-func (ls *leftovers) settle(lk, value string, nodes uint64, release *round) {
+// value on lk, has ended, and that nodes may still hold value: late of
+// them because its acquisition's SET there got no answer, and may land
+// late. It replaces what add remembered of it; if an acquisition took
+// that meanwhile, it remembers nodes anew.
+func (ls *leftovers) settle(lk, value string, nodes, late uint64, release *round) {
+	if late != 0 {
+		ls.addLate(lk, value, late)
+	}
 	ls.mu.Lock()
 	l := ls.byLK[lk]
 	for i := range l {
 		if l[i].value != value || l[i].release != release {
 			continue
 		}
-		if nodes != 0 {
-			l[i].nodes, l[i].release = nodes, nil
+		if nodes != 0 || !l[i].late.IsZero() {
+			l[i].nodes, l[i].release = nodes|late, nil
 		} else if l = append(l[:i:i], l[i+1:]...); len(l) == 0 {
 			delete(ls.byLK, lk)
 			ls.n.Store(int32(len(ls.byLK)))
@@ -97,8 +133,9 @@ func (ls *leftovers) settle(lk, value string, nodes uint64, release *round) {
 	ls.add(lk, value, nodes, nil)
 }
 
-// take returns and forgets what is remembered of lk. It is cheap when
-// nothing is.
+// take returns what is remembered of lk, and forgets it, but for values
+// that may still land late (see addLate), which it keeps until their time
+// is up. It is cheap when nothing is remembered.
 func (ls *leftovers) take(lk string) []leftover {
 	if ls.n.Load() == 0 {
 		return nil
@@ -106,9 +143,21 @@ func (ls *leftovers) take(lk string) []leftover {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	l, ok := ls.byLK[lk]
-	if ok {
+	if !ok {
+		return nil
+	}
+	now := time.Now()
+	var kept []leftover
+	for _, lo := range l {
+		if now.Before(lo.late) {
+			kept = append(kept, lo)
+		}
+	}
+	if len(kept) == 0 {
 		delete(ls.byLK, lk)
 		ls.n.Store(int32(len(ls.byLK)))
+	} else {
+		ls.byLK[lk] = kept
 	}
 	return l
 }

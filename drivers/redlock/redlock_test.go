@@ -46,6 +46,24 @@ type fakeNode struct {
 	connDies     bool          // Subscribe's connections end at once, as go-redis's to a node that refuses connections
 	dials        int           // Subscribe calls
 	setsPX       map[int64]int // SETs received, by their PX
+	lateSets     bool          // SETs go unanswered (until ctx ends) and take effect only at landLate
+	late         [][]any       // the SETs held back by lateSets
+}
+
+// setLateSets makes the node leave SETs unanswered, as a server that has
+// not read them yet when the client gives up; landLate runs them.
+func (f *fakeNode) setLateSets(on bool) { f.mu.Lock(); f.lateSets = on; f.mu.Unlock() }
+
+// landLate runs the SETs that lateSets held back, as the server that
+// reads them at last.
+func (f *fakeNode) landLate() {
+	f.mu.Lock()
+	late := f.late
+	f.late = nil
+	f.mu.Unlock()
+	for _, args := range late {
+		f.apply(args) //nolint:errcheck
+	}
 }
 
 func newFake(name string) *fakeNode {
@@ -92,6 +110,10 @@ func (f *fakeNode) Do(ctx context.Context, args []any) (any, error) {
 	f.mu.Lock()
 	delay, hang, slow := f.delay, f.hang, f.slow
 	f.asked++
+	if f.lateSets && args[0] == "SET" {
+		f.late = append(f.late, args)
+		hang = true
+	}
 	f.mu.Unlock()
 	if slow > 0 {
 		select {

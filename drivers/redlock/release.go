@@ -119,19 +119,19 @@ func (rl *releaseRound) afterAll() {
 // (Release told them, at its verdict, of the nodes that had failed, and of
 // this round while its requests were out.)
 func (rl *releaseRound) remember() {
-	var nodes uint64
+	var nodes, late uint64
 	for i, rep := range rl.results {
 		switch {
 		case rep.err != nil:
 			nodes |= 1 << i
 		case rep.yes:
-		case rl.prior != nil && rl.prior.ended.Load()&(1<<i) != 0 && rl.prior.results[i].err != nil && !rl.prior.results[i].unasked:
-			nodes |= 1 << i // its SET may land after this release
-		case rl.fill != nil && rl.fill.ended.Load()&(1<<i) != 0 && rl.fill.results[i].err != nil && !rl.fill.results[i].unasked:
-			nodes |= 1 << i // so may an extension's
+		case rl.prior != nil && rl.prior.ended.Load()&(1<<i) != 0 && rl.prior.results[i].mayLandLate():
+			late |= 1 << i // its SET may land after this release
+		case rl.fill != nil && rl.fill.ended.Load()&(1<<i) != 0 && rl.fill.results[i].mayLandLate():
+			late |= 1 << i // so may an extension's
 		}
 	}
-	rl.r.leftovers.settle(rl.lk, rl.value, nodes, &rl.round)
+	rl.r.leftovers.settle(rl.lk, rl.value, nodes, late, &rl.round)
 }
 
 // announceElsewhere announces a release that its lead did not carry out

@@ -682,6 +682,13 @@ func (rep reply) mayHaveTakenEffect() bool {
 	return rep.yes || rep.err != nil && !rep.unasked && !neverRan(rep.err)
 }
 
+// mayLandLate reports whether the request got no answer, though it may
+// have been sent: the node may still run it, at any time (see "Late SETs"
+// in DESIGN.md).
+func (rep reply) mayLandLate() bool {
+	return rep.err != nil && !rep.unasked && !neverRan(rep.err)
+}
+
 // neverRan reports whether err, a node's failure, proves that the node did
 // not run the request: the connection was refused, or the node refused the
 // client as misconfigured (see misconfigured). Undoing such a request is a
