@@ -272,7 +272,25 @@ func (a *acquireRound) keepLeftovers(i int, rep reply, failing bool) {
 }
 
 // afterAll forgets the attempt: no release or retry need wait for it.
-func (a *acquireRound) afterAll() { a.r.attempts.untrack(a) }
+// If it was granted, and its SETs on some nodes got no answer, it leaves
+// those nodes for its release to remember (see releaseRound and
+// leftovers): the SETs may land there after it. (A release that comes
+// while they are still out finds them by the attempt itself.)
+func (a *acquireRound) afterAll() {
+	a.r.attempts.untrack(a)
+	if a.decided == nil || a.failing.Load() {
+		return
+	}
+	var late uint64
+	for i := range a.n {
+		if a.results[i].mayLandLate() {
+			late |= 1 << i
+		}
+	}
+	if late != 0 {
+		a.r.lateSets.add(a.value, late, a.ttl)
+	}
+}
 
 // undoOn deletes the attempt's key on node i, without announcing it (see
 // "Wake-ups" in DESIGN.md). It runs under a timeout of its own, not under

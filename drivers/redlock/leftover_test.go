@@ -159,3 +159,45 @@ func TestAcquire_afterLateSETs(t *testing.T) {
 		})
 	}
 }
+
+// A granted lease whose SET on a node got no answer, and whose
+// acquisition ended before its release: the SET may land on that node
+// after the release. The release remembers it (Redlock.lateSets), and the
+// client's next acquisition takes the key from it there. Without that,
+// with a rival's SET on another node of three, the next acquisition was
+// refused: its own late value and the rival's made a majority of no.
+func TestAcquire_afterALateSETOfAReleasedLease(t *testing.T) {
+	r, fs := fakes(t, 3)
+	ctx := t.Context()
+	const lk = "distlock:{k}"
+	fs[2].setLateSets(true)
+	if _, err := r.Acquire(ctx, "k", "v1", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	// Wait for the SET on node 2 to end unanswered, and for the attempt to
+	// be forgotten, before the release.
+	for deadline := time.Now().Add(5 * time.Second); r.attempts.straggler("v1") != nil; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the acquisition's requests are still out after 5s")
+		}
+	}
+	fs[2].setLateSets(false)
+	if err := r.Release(ctx, "k", "v1"); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fs[:2] { // the Release returned at a quorum
+		for deadline := time.Now().Add(5 * time.Second); f.valueOn(lk) != ""; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s holds %q after the release", f.name, f.valueOn(lk))
+			}
+		}
+	}
+	fs[2].landLate()
+	if got := fs[2].valueOn(lk); got != "v1" {
+		t.Fatalf("node 2 holds %q after the late SET landed, want v1", got)
+	}
+	fs[0].hold(lk, "rival", time.Minute) // a rival's SET, not yet undone
+	if _, err := r.Acquire(ctx, "k", "v2", time.Minute); err != nil {
+		t.Fatalf("Acquire with a rival on one node of three and this client's late SET on another: %v", err)
+	}
+}

@@ -109,6 +109,7 @@ type Redlock struct {
 	attempts  attempts           // acquisitions whose requests are still out
 	leftovers leftovers          // released values that nodes may still hold
 	sparse    sparse             // granted values that some nodes were never asked for
+	lateSets  sparse             // granted values whose SETs on some nodes got no answer (see acquireRound.afterAll)
 	timers    timers             // for the rounds' watchmen
 	skipped   []skipped          // by node: releases its open breaker held back
 	bgctx     context.Context    // ends at Close: for the sending of skipped releases

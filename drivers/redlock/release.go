@@ -57,6 +57,9 @@ func (r *Redlock) Release(ctx context.Context, key, value string) error {
 		out = &rl.round
 	}
 	r.leftovers.add(lk, value, rl.failedSet, out)
+	if late := r.lateSets.take(value); late != 0 {
+		r.leftovers.addLate(lk, value, late) // its acquisition's SETs there got no answer
+	}
 	return nil
 }
 

@@ -2,10 +2,12 @@ package redlock
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
-// sparse remembers, for the leases this client holds, the nodes that
+// sparse remembers a set of nodes for each of the leases this client
+// holds: for Redlock.sparse, the nodes that
 // their acquisitions never asked (see round.fanOutQuorum), so that an
 // extension or a release asks only the others: the value is on none of
 // those. A lease not found here, or one whose extension took the key on
@@ -17,6 +19,7 @@ import (
 type sparse struct {
 	mu sync.Mutex
 	m  map[string]sparseLease
+	n  atomic.Int32 // len(m), read without mu
 }
 
 // sparseLease is what sparse keeps of one lease.
@@ -45,11 +48,15 @@ func (s *sparse) add(value string, never uint64, ttl time.Duration) {
 		}
 	}
 	s.m[value] = sparseLease{never: never, until: now.Add(ttl)}
+	s.n.Store(int32(len(s.m)))
 }
 
 // take forgets value and returns the nodes its acquisition never asked:
-// none if it is not remembered.
+// none if it is not remembered. It is cheap when nothing is.
 func (s *sparse) take(value string) uint64 {
+	if s.n.Load() == 0 {
+		return 0
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	l, ok := s.m[value]
@@ -57,6 +64,7 @@ func (s *sparse) take(value string) uint64 {
 		return 0
 	}
 	delete(s.m, value)
+	s.n.Store(int32(len(s.m)))
 	return l.never
 }
 
@@ -73,6 +81,7 @@ func (s *sparse) forget(value string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.m, value)
+	s.n.Store(int32(len(s.m)))
 }
 
 // neverAsked returns the nodes that value's acquisition never asked, and
