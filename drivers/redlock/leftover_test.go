@@ -201,3 +201,37 @@ func TestAcquire_afterALateSETOfAReleasedLease(t *testing.T) {
 		t.Fatalf("Acquire with a rival on one node of three and this client's late SET on another: %v", err)
 	}
 }
+
+// A released value whose release still has a request out stays a
+// leftover after the client's next acquisition of the key has taken it:
+// the value's SET on that node may land after that acquisition, and after
+// its release (a worker goroutine that sends it late, on a busy machine).
+// Found by MeasureSaturated on valkey-go: a goroutine's own value from
+// six operations before, on one node, refused its next acquisition.
+func TestAcquire_afterASETSentLate(t *testing.T) {
+	r, fs := fakes(t, 3)
+	ctx := t.Context()
+	const lk = "distlock:{k}"
+	fs[2].setNextSET(100*time.Millisecond, 400*time.Millisecond)
+	if _, err := r.Acquire(ctx, "k", "a", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Release(ctx, "k", "a"); err != nil { // at a quorum: its request to node 2 waits for the SET
+		t.Fatal(err)
+	}
+	if _, err := r.Acquire(ctx, "k", "b", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Release(ctx, "k", "b"); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); fs[2].valueOn(lk) != "a"; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("node 2 holds %q, want the SET of a, landed late", fs[2].valueOn(lk))
+		}
+	}
+	fs[0].hold(lk, "rival", time.Minute) // a rival's SET, not yet undone
+	if _, err := r.Acquire(ctx, "k", "c", time.Minute); err != nil {
+		t.Fatalf("Acquire with a rival on one node of three and this client's value a, sent late, on another: %v", err)
+	}
+}

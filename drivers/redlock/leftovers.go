@@ -33,9 +33,11 @@ type leftovers struct {
 	n    atomic.Int32          // len(byLK), read without mu
 }
 
-// maxPerKey bounds the released values remembered of one key: a client's
-// goroutines may share it.
-const maxPerKey = 4
+// maxPerKey bounds the dead values remembered of one key: a client's
+// goroutines may share it, and one goroutine that takes and releases it
+// at full speed leaves a value a release for each of its releases still
+// out (see take).
+const maxPerKey = 16
 
 // lateMemory is how long a value whose SET got no answer on some node
 // is remembered after that, since the SET may land there late.
@@ -135,7 +137,15 @@ func (ls *leftovers) settle(lk, value string, nodes, late uint64, release *round
 
 // take returns what is remembered of lk, and forgets it, but for values
 // that may still land late (see addLate), which it keeps until their time
-// is up. It is cheap when nothing is remembered.
+// is up, and values whose release still has requests out, which it keeps
+// until the release settles them. Their acquisition's SET on a node whose
+// release has not answered may not even have been sent yet (a worker
+// goroutine short of CPU): it may land after this acquisition and the
+// next. Forgotten by the first acquisition, such a value made a later one
+// report the key held (MeasureSaturated on valkey-go, with the five nodes
+// answering a few operations apart: a goroutine's own value from six
+// operations before, set on one node after two later releases there).
+// It is cheap when nothing is remembered.
 func (ls *leftovers) take(lk string) []leftover {
 	if ls.n.Load() == 0 {
 		return nil
@@ -149,7 +159,7 @@ func (ls *leftovers) take(lk string) []leftover {
 	now := time.Now()
 	var kept []leftover
 	for _, lo := range l {
-		if now.Before(lo.late) {
+		if now.Before(lo.late) || lo.release != nil && lo.release.running.Load() > 0 {
 			kept = append(kept, lo)
 		}
 	}

@@ -38,16 +38,26 @@ type fakeNode struct {
 	asked                int           // commands received
 	waiting, peakWaiting int           // commands hung, now and at most
 
-	undoDelay    time.Duration // before an undo takes effect
-	published    int           // announcements made
-	confirmDelay time.Duration // before a subscription takes effect and is confirmed
-	dialDelay    time.Duration // before Subscribe returns a connection, as a client that dials one
-	dialErr      error         // what Subscribe returns, if set: the node refuses connections
-	connDies     bool          // Subscribe's connections end at once, as go-redis's to a node that refuses connections
-	dials        int           // Subscribe calls
-	setsPX       map[int64]int // SETs received, by their PX
-	lateSets     bool          // SETs go unanswered (until ctx ends) and take effect only at landLate
-	late         [][]any       // the SETs held back by lateSets
+	undoDelay    time.Duration    // before an undo takes effect
+	published    int              // announcements made
+	confirmDelay time.Duration    // before a subscription takes effect and is confirmed
+	dialDelay    time.Duration    // before Subscribe returns a connection, as a client that dials one
+	dialErr      error            // what Subscribe returns, if set: the node refuses connections
+	connDies     bool             // Subscribe's connections end at once, as go-redis's to a node that refuses connections
+	dials        int              // Subscribe calls
+	setsPX       map[int64]int    // SETs received, by their PX
+	lateSets     bool             // SETs go unanswered (until ctx ends) and take effect only at landLate
+	late         [][]any          // the SETs held back by lateSets
+	nextSET      [2]time.Duration // the next SET waits [0] before it takes effect, and [1] more before it answers
+}
+
+// setNextSET makes the node's next SET wait before, before it takes
+// effect, and after, before it answers: a request that a busy client
+// sends late, and whose answer it reads late.
+func (f *fakeNode) setNextSET(before, after time.Duration) {
+	f.mu.Lock()
+	f.nextSET = [2]time.Duration{before, after}
+	f.mu.Unlock()
 }
 
 // setLateSets makes the node leave SETs unanswered, as a server that has
@@ -114,7 +124,17 @@ func (f *fakeNode) Do(ctx context.Context, args []any) (any, error) {
 		f.late = append(f.late, args)
 		hang = true
 	}
+	var lag [2]time.Duration
+	if args[0] == "SET" {
+		lag, f.nextSET = f.nextSET, [2]time.Duration{}
+	}
 	f.mu.Unlock()
+	if lag != [2]time.Duration{} {
+		time.Sleep(lag[0])
+		reply, err := f.apply(args)
+		time.Sleep(lag[1])
+		return reply, err
+	}
 	if slow > 0 {
 		select {
 		case <-time.After(slow):
