@@ -272,24 +272,26 @@ func (a *acquireRound) keepLeftovers(i int, rep reply, failing bool) {
 }
 
 // afterAll forgets the attempt: no release or retry need wait for it.
-// If it was granted, and its SETs on some nodes got no answer, it leaves
-// those nodes for its release to remember (see releaseRound and
-// leftovers): the SETs may land there after it. (A release that comes
-// while they are still out finds them by the attempt itself.)
+// If it was granted, and its SETs on some nodes got no answer, it first
+// leaves those nodes for its release to remember (see releaseRound and
+// leftovers): the SETs may land there after it. A release that comes
+// while the attempt is still tracked finds them by the attempt itself;
+// one that comes after finds them here, since they are left before the
+// attempt is forgotten. (In the other order, a release in between found
+// neither: make test, under load.)
 func (a *acquireRound) afterAll() {
-	a.r.attempts.untrack(a)
-	if a.decided == nil || a.failing.Load() {
-		return
-	}
-	var late uint64
-	for i := range a.n {
-		if a.results[i].mayLandLate() {
-			late |= 1 << i
+	if a.decided != nil && !a.failing.Load() {
+		var late uint64
+		for i := range a.n {
+			if a.results[i].mayLandLate() {
+				late |= 1 << i
+			}
+		}
+		if late != 0 {
+			a.r.lateSets.add(a.value, late, a.ttl)
 		}
 	}
-	if late != 0 {
-		a.r.lateSets.add(a.value, late, a.ttl)
-	}
+	a.r.attempts.untrack(a)
 }
 
 // undoOn deletes the attempt's key on node i, without announcing it (see

@@ -196,6 +196,14 @@ func TestAcquire_afterALateSETOfAReleasedLease(t *testing.T) {
 	if got := fs[2].valueOn(lk); got != "v1" {
 		t.Fatalf("node 2 holds %q after the late SET landed, want v1", got)
 	}
+	// Node 2 timed out: until the release's answer from it comes, the
+	// client is degraded, and asks the key's healthy lead alone first,
+	// which the rival below may hold. Wait for that answer.
+	for deadline := time.Now().Add(5 * time.Second); r.degraded(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("node 2 is still unhealthy 5s after the release")
+		}
+	}
 	fs[0].hold(lk, "rival", time.Minute) // a rival's SET, not yet undone
 	if _, err := r.Acquire(ctx, "k", "v2", time.Minute); err != nil {
 		t.Fatalf("Acquire with a rival on one node of three and this client's late SET on another: %v", err)

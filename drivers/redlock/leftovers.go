@@ -48,7 +48,8 @@ type leftover struct {
 	value   string
 	nodes   uint64    // bit i: node i may hold it
 	release *round    // the release's round, while its requests may be out: a node it has not answered there may hold it too
-	late    time.Time // if set, a SET of the value may land late on its nodes: kept across acquisitions until then
+	late    time.Time // if set, a SET of the value may land late on lateOn: kept across acquisitions until then
+	lateOn  uint64    // bit i: a SET of the value may land late on node i (also in nodes)
 }
 
 // add remembers that value, dead, may still hold lk on nodes, and on the
@@ -71,8 +72,9 @@ func (ls *leftovers) remember(lk, value string, nodes uint64, release *round, la
 		return
 	}
 	var until time.Time
+	var lateOn uint64
 	if late {
-		until = time.Now().Add(lateMemory)
+		until, lateOn = time.Now().Add(lateMemory), nodes
 	}
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
@@ -95,13 +97,14 @@ func (ls *leftovers) remember(lk, value string, nodes uint64, release *round, la
 			if until.After(l[i].late) {
 				l[i].late = until
 			}
+			l[i].lateOn |= lateOn
 			return
 		}
 	}
 	if len(l) == maxPerKey {
 		l = l[1:]
 	}
-	ls.byLK[lk] = append(l, leftover{value: value, nodes: nodes, release: release, late: until})
+	ls.byLK[lk] = append(l, leftover{value: value, nodes: nodes, release: release, late: until, lateOn: lateOn})
 	ls.n.Store(int32(len(ls.byLK)))
 }
 
@@ -120,8 +123,10 @@ func (ls *leftovers) settle(lk, value string, nodes, late uint64, release *round
 		if l[i].value != value || l[i].release != release {
 			continue
 		}
-		if nodes != 0 || !l[i].late.IsZero() {
-			l[i].nodes, l[i].release = nodes|late, nil
+		if nodes|l[i].lateOn != 0 {
+			// The nodes where a SET may land late stay, whichever of
+			// this and addLate came first.
+			l[i].nodes, l[i].release = nodes|l[i].lateOn, nil
 		} else if l = append(l[:i:i], l[i+1:]...); len(l) == 0 {
 			delete(ls.byLK, lk)
 			ls.n.Store(int32(len(ls.byLK)))
