@@ -57,6 +57,13 @@ func TestAcquire_asksAQuorumFirst(t *testing.T) {
 		if _, err := r.Acquire(t.Context(), key, "v", time.Minute); err != nil {
 			t.Fatal(err)
 		}
+		if r.notAsked("v") == 0 {
+			// On a machine too slow for the quorum to answer within the
+			// hedge (2ms before the nodes' first answers), the others were
+			// asked too: as designed, and nothing left to check here.
+			t.Logf("fencing %t: the hedge fired, and every node was asked", fencing)
+			continue
+		}
 		if err := r.Release(t.Context(), key, "v"); err != nil {
 			t.Fatal(err)
 		}
@@ -68,9 +75,12 @@ func TestAcquire_asksAQuorumFirst(t *testing.T) {
 				t.Errorf("fencing %t: node %d, outside the key's quorum, got %d commands", fencing, i, n)
 			}
 		}
-		for i, f := range fs {
-			if v := f.valueOn(r.lockKey(key)); v != "" {
-				t.Errorf("fencing %t: node %d holds %q after the release", fencing, i, v)
+		for i, f := range fs { // the Release returned at its verdict
+			for deadline := time.Now().Add(5 * time.Second); f.valueOn(r.lockKey(key)) != ""; time.Sleep(time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Errorf("fencing %t: node %d holds %q 5s after the release", fencing, i, f.valueOn(r.lockKey(key)))
+					break
+				}
 			}
 		}
 	}
@@ -128,12 +138,14 @@ func TestExtend_asksOnlyTheNodesItsAcquisitionAsked(t *testing.T) {
 	for _, quorumFirst := range []bool{false, true} {
 		r, fs := fakes(t, 5, WithQuorumFirst(quorumFirst))
 		const key = "k"
-		want := quorumOf(t, r, key)
-		if !quorumFirst {
-			want = 1<<5 - 1
-		}
 		if _, err := r.Acquire(t.Context(), key, "v", time.Minute); err != nil {
 			t.Fatal(err)
+		}
+		// The nodes the acquisition asked: a quorum, unless the machine
+		// was so slow that the hedge fired and it asked the others too.
+		want := uint64(1<<5-1) &^ r.notAsked("v")
+		if quorumFirst && want == 1<<5-1 {
+			t.Logf("the acquisition asked every node (its hedge fired): this run checks only that extensions and releases ask them")
 		}
 		// The acquisition's requests to the nodes outside its quorum may
 		// still be on their way by default: wait for them.
