@@ -34,14 +34,11 @@ func (r *Redlock) Extend(ctx context.Context, key, value string, ttl time.Durati
 	lk := r.lockKey(key)
 	e := &extendRound{call: extendScript.call([]string{lk}, value, millis(ttl))}
 	e.begin(ctx, r, e, ttl)
-	if never := r.notAsked(value); never != 0 {
-		for m := never; m != 0; m &= m - 1 {
-			e.results[bits.TrailingZeros64(m)].val = -1 // absent: see absent
-		}
-		e.fanOutTo(^uint64(0)>>(64-e.n)&^never, 0)
-	} else {
-		e.fanOut()
+	never := r.notAsked(value)
+	for m := never; m != 0; m &= m - 1 {
+		e.results[bits.TrailingZeros64(m)].val = -1 // absent: see absent
 	}
+	e.fanOutExcept(never)
 	err := e.holderVerdict("extend")
 	if err == nil || errors.Is(err, driver.ErrNotHeld) {
 		return err

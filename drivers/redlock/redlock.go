@@ -108,8 +108,8 @@ type Redlock struct {
 	workers   *workers
 	attempts  attempts           // acquisitions whose requests are still out
 	leftovers leftovers          // released values that nodes may still hold
-	sparse    sparse             // granted values that some nodes were never asked for
-	lateSets  sparse             // granted values whose SETs on some nodes got no answer (see acquireRound.afterAll)
+	sparse    byLease            // granted values that some nodes were never asked for
+	lateSets  byLease            // granted values whose SETs on some nodes got no answer (see acquireRound.afterAll)
 	timers    timers             // for the rounds' watchmen
 	skipped   []skipped          // by node: releases its open breaker held back
 	bgctx     context.Context    // ends at Close: for the sending of skipped releases

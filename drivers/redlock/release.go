@@ -35,13 +35,9 @@ func (r *Redlock) Release(ctx context.Context, key, value string) error {
 	// its context at once. The requests still out must not end with it,
 	// or the key stays held on their nodes, unannounced, until its TTL.
 	rl.begin(context.WithoutCancel(ctx), r, rl, 0)
-	if never := r.neverAsked(value); never != 0 {
-		// The nodes its acquisition never asked do not hold the value:
-		// they count as a no at once.
-		rl.fanOutTo(^uint64(0)>>(64-len(r.nodes))&^never, 0)
-	} else {
-		rl.fanOut()
-	}
+	// The nodes its acquisition never asked do not hold the value: they
+	// count as a no at once.
+	rl.fanOutExcept(r.neverAsked(value))
 	err := rl.holderVerdict("release")
 	// The nodes that failed so far may keep the value, and so may those
 	// whose requests are still out, until they answer: the client's next

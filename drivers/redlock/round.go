@@ -164,8 +164,22 @@ func (rd *round) fanOut() {
 		rd.cancel()
 		return
 	}
-	rd.fanOutTo(^uint64(0)>>(64-rd.n), 0)
+	rd.fanOutTo(rd.all(), 0)
 }
+
+// fanOutExcept is fanOut, but for the nodes in never, which it does not
+// ask and counts as a no at once (nodes that never saw the value, see
+// Redlock.sparse). With never empty it is fanOut.
+func (rd *round) fanOutExcept(never uint64) {
+	if never == 0 {
+		rd.fanOut()
+		return
+	}
+	rd.fanOutTo(rd.all()&^never, 0)
+}
+
+// all is the set of the round's nodes.
+func (rd *round) all() uint64 { return ^uint64(0) >> (64 - rd.n) }
 
 // fanOutTo asks the nodes in mask, each on a worker goroutine, and
 // tallies every other node at once: as a yes if it is in yes, as a no if
@@ -679,7 +693,7 @@ func (rd *round) err(op string) error {
 // node: it was answered yes, or it failed in a way that does not prove
 // that the node never ran it (see neverRan).
 func (rep reply) mayHaveTakenEffect() bool {
-	return rep.yes || rep.err != nil && !rep.unasked && !neverRan(rep.err)
+	return rep.yes || rep.mayLandLate()
 }
 
 // mayLandLate reports whether the request got no answer, though it may
