@@ -76,41 +76,46 @@ type floorReply struct {
 	err     error
 }
 
-// benchFloor measures the floor on the servers at addrs, giving the key
-// back as release says.
-func benchFloor(b *testing.B, addrs []string, release floorRelease) {
+// floorClient is the floor's raw connections to N servers, with one reader
+// goroutine each, for one goroutine's use at a time.
+type floorClient struct {
+	release floorRelease
+	conns   []net.Conn
+	replies chan floorReply
+	readers int // reader goroutines still running: each ends with an error on replies
+	quorum  int
+	seq     int    // the next request's place on every connection
+	shaHex  string // the release script's
+	value   string
+	key     string // of set and give
+	set     []byte // SET key value NX PX 10000
+	give    []byte // the release of key
+}
+
+// newFloorClient dials the servers at addrs, loading the release script
+// if release needs it. Close closes it.
+func newFloorClient(b *testing.B, addrs []string, release floorRelease) *floorClient {
 	sha := sha1.Sum([]byte(floorReleaseScript))
-	shaHex := hex.EncodeToString(sha[:])
-	replies := make(chan floorReply, 4*len(addrs))
-	conns := make([]net.Conn, len(addrs))
-	// readers counts the reader goroutines still running. Each ends with
-	// an error on replies, at the latest when its connection is closed.
-	// The cleanup reads replies until all have ended: a server that lags
-	// behind the quorum may still have replies to hand over.
-	readers := 0
-	defer func() {
-		for _, c := range conns {
-			if c != nil {
-				c.Close()
-			}
-		}
-		for readers > 0 {
-			if r := <-replies; r.err != nil {
-				readers--
-			}
-		}
-	}()
+	f := &floorClient{
+		release: release,
+		replies: make(chan floorReply, 4*len(addrs)),
+		conns:   make([]net.Conn, len(addrs)),
+		quorum:  len(addrs)/2 + 1,
+		shaHex:  hex.EncodeToString(sha[:]),
+		value:   floorValue(),
+	}
 	for i, a := range addrs {
 		c, err := net.Dial("tcp", a)
 		if err != nil {
+			f.close()
 			b.Fatal(err)
 		}
-		conns[i] = c
+		f.conns[i] = c
 		r := bufio.NewReader(c)
 		if release == releaseEvalSHA {
-			loadScript(b, c, r, shaHex)
+			loadScript(b, c, r, f.shaHex)
 		}
-		readers++
+		f.readers++
 		// Each request is answered by one line (+OK or $-1 to the SET, :1
 		// or :0 to the script and the DEL): the reader counts them to tell
 		// which request a line answers.
@@ -118,64 +123,108 @@ func benchFloor(b *testing.B, addrs []string, release floorRelease) {
 			for seq := 0; ; seq++ {
 				line, err := r.ReadSlice('\n')
 				if err != nil {
-					replies <- floorReply{seq: seq, err: err}
+					f.replies <- floorReply{seq: seq, err: err}
 					return
 				}
 				if line[0] == '-' {
-					replies <- floorReply{seq: seq, err: fmt.Errorf("%s: %s", a, line)}
+					f.replies <- floorReply{seq: seq, err: fmt.Errorf("%s: %s", a, line)}
 					return
 				}
 				granted := line[0] == '+' || string(line) == ":1\r\n"
-				replies <- floorReply{seq: seq, granted: granted}
+				f.replies <- floorReply{seq: seq, granted: granted}
 			}
 		}()
 	}
-	key := benchKey(b, "")
-	value := floorValue()
-	set := []byte(fmt.Sprintf("*6\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n$2\r\nNX\r\n$2\r\nPX\r\n$5\r\n10000\r\n",
-		len(key), key, len(value), value))
-	var give []byte
-	switch release {
+	return f
+}
+
+// close closes the connections, and reads replies until every reader has
+// ended: a server that lags behind the quorum may still have replies to
+// hand over.
+func (f *floorClient) close() {
+	for _, c := range f.conns {
+		if c != nil {
+			c.Close()
+		}
+	}
+	for f.readers > 0 {
+		if r := <-f.replies; r.err != nil {
+			f.readers--
+		}
+	}
+}
+
+// requests makes set and give the requests for key. Only a new key
+// allocates.
+func (f *floorClient) requests(key string) {
+	if key == f.key {
+		return
+	}
+	f.key = key
+	f.set = []byte(fmt.Sprintf("*6\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n$2\r\nNX\r\n$2\r\nPX\r\n$5\r\n10000\r\n",
+		len(key), key, len(f.value), f.value))
+	switch f.release {
 	case releaseEvalSHA:
-		give = []byte(fmt.Sprintf("*6\r\n$7\r\nEVALSHA\r\n$40\r\n%s\r\n$1\r\n1\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n$0\r\n\r\n",
-			shaHex, len(key), key, len(value), value))
+		f.give = []byte(fmt.Sprintf("*6\r\n$7\r\nEVALSHA\r\n$40\r\n%s\r\n$1\r\n1\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n$0\r\n\r\n",
+			f.shaHex, len(key), key, len(f.value), f.value))
 	case releaseDEL:
-		give = []byte(fmt.Sprintf("*2\r\n$3\r\nDEL\r\n$%d\r\n%s\r\n", len(key), key))
+		f.give = []byte(fmt.Sprintf("*2\r\n$3\r\nDEL\r\n$%d\r\n%s\r\n", len(key), key))
 	}
-	quorum := len(addrs)/2 + 1
-	seq := 0
-	// phase writes req to every server and waits for a quorum of grants
-	// of it; replies to earlier requests that come late are passed over.
-	// Each connection answers in order, so every server grants every
-	// request, and a refusal is a broken benchmark.
-	phase := func(req []byte) {
-		for _, c := range conns {
-			if _, err := c.Write(req); err != nil {
-				b.Fatal(err)
-			}
-		}
-		for got := 0; got < quorum; {
-			r := <-replies
-			if r.err != nil {
-				readers--
-				b.Fatal(r.err)
-			}
-			if r.seq != seq {
-				continue
-			}
-			if !r.granted {
-				b.Fatalf("request %d refused: %q", seq, req)
-			}
-			got++
-		}
-		seq++
+}
+
+// op takes key and gives it back: a SET NX PX of a random value written
+// to each server at once, a wait for a quorum's grants, then the release
+// the same way.
+func (f *floorClient) op(key string) error {
+	f.requests(key)
+	if err := f.phase(f.set); err != nil {
+		return err
 	}
+	return f.phase(f.give)
+}
+
+// phase writes req to every server and waits for a quorum of grants of
+// it; replies to earlier requests that come late are passed over. Each
+// connection answers in order, so every server grants every request, and
+// a refusal is a broken benchmark.
+func (f *floorClient) phase(req []byte) error {
+	for _, c := range f.conns {
+		if _, err := c.Write(req); err != nil {
+			return err
+		}
+	}
+	for got := 0; got < f.quorum; {
+		r := <-f.replies
+		if r.err != nil {
+			f.readers--
+			return r.err
+		}
+		if r.seq != f.seq {
+			continue
+		}
+		if !r.granted {
+			return fmt.Errorf("floor: request %d refused: %q", f.seq, req)
+		}
+		got++
+	}
+	f.seq++
+	return nil
+}
+
+// benchFloor measures the floor on the servers at addrs, giving the key
+// back as release says.
+func benchFloor(b *testing.B, addrs []string, release floorRelease) {
+	f := newFloorClient(b, addrs, release)
+	defer f.close()
+	key := benchKey(b, "")
+	f.requests(key)
 	lat := latency.New(1 << 20)
 	b.ReportAllocs()
 	for b.Loop() {
 		start := time.Now()
-		phase(set)
-		phase(give)
+		if err := f.op(key); err != nil {
+			b.Fatal(err)
+		}
 		lat.Add(time.Since(start))
 	}
 	latency.Report(b, "", "µs", lat)

@@ -31,9 +31,10 @@ const window = 100 * time.Millisecond
 // "cpu-µs/op:"+name, the process's CPU time during its windows (user and
 // system, as the kernel accounts it, garbage collection included) per
 // operation; and "p50-µs:"+name, the median of its operations' latencies.
-// For each contender after the first, it also reports "ops-ratio:"+name
-// and "cpu-ratio:"+name, its rate and its CPU per operation divided by
-// the first contender's in the same run. On a machine whose cores the
+// For each contender after the first, it also reports "ops-ratio:"+name,
+// "cpu-ratio:"+name and "p50-ratio:"+name, its rate, its CPU per
+// operation and its median latency divided by the first contender's in
+// the same run. On a machine whose cores the
 // benchmark shares with the backend, CPU per operation is the steadier
 // figure: wall-clock rates move with the load.
 //
@@ -102,13 +103,18 @@ func BenchAlternating(b *testing.B, goroutines int, contenders ...Contender) {
 	}
 	rate := func(i int) float64 { return float64(ops[i]) / took[i].Seconds() }
 	perOp := func(i int) float64 { return float64(cpu[i]) / float64(time.Microsecond) / float64(max(ops[i], 1)) }
+	p50 := make([]float64, n)
+	for i := range contenders {
+		p50[i] = float64(latency.Percentile(latency.Sorted(lat[i]...), 0.5)) / 1e3
+	}
 	for i, c := range contenders {
 		b.ReportMetric(rate(i), "ops/s:"+c.Name)
 		b.ReportMetric(perOp(i), "cpu-µs/op:"+c.Name)
-		b.ReportMetric(float64(latency.Percentile(latency.Sorted(lat[i]...), 0.5))/1e3, "p50-µs:"+c.Name)
+		b.ReportMetric(p50[i], "p50-µs:"+c.Name)
 		if i > 0 && ops[0] > 0 && ops[i] > 0 {
 			b.ReportMetric(rate(i)/rate(0), "ops-ratio:"+c.Name)
 			b.ReportMetric(perOp(i)/perOp(0), "cpu-ratio:"+c.Name)
+			b.ReportMetric(p50[i]/p50[0], "p50-ratio:"+c.Name)
 		}
 	}
 }

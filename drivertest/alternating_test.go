@@ -17,7 +17,8 @@ func spin(n int) func(string) error {
 }
 
 // BenchAlternating reports each contender's rate, CPU and latency, and
-// the CPU ratio tells a contender that works four times as hard.
+// the CPU and latency ratios tell a contender that works four times as
+// hard.
 func TestBenchAlternating_tellsCPU(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs windows of 100ms for about a second")
@@ -35,5 +36,8 @@ func TestBenchAlternating_tellsCPU(t *testing.T) {
 	}
 	if ratio := r.Extra["ops-ratio:heavy"]; ratio <= 0 || ratio > 0.8 {
 		t.Errorf("ops-ratio:heavy = %v, want about 1/4 (all: %v)", ratio, r.Extra)
+	}
+	if ratio := r.Extra["p50-ratio:heavy"]; ratio < 2 {
+		t.Errorf("p50-ratio:heavy = %v, want about 4 (all: %v)", ratio, r.Extra)
 	}
 }

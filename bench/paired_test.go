@@ -1,0 +1,67 @@
+package bench
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/distlock/lock/drivertest"
+)
+
+// pairedImpls are the implementations that BenchmarkFloorPaired runs
+// beside the floor: ours over each client, at the defaults and with
+// quorum_first.
+var pairedImpls = []string{
+	"ours-goredis", "ours-redigo", "ours-rueidis", "ours-valkey",
+	"oursqf-goredis", "oursqf-redigo", "oursqf-rueidis", "oursqf-valkey",
+}
+
+// BenchmarkFloorPaired is issue 32's p50 line measured so that the
+// machine's drift cannot bias it: the floor (lib=floor of BenchmarkFloor,
+// which releases with the compare-and-delete script) and ours over each
+// client run one after another in 100ms windows
+// (drivertest.BenchAlternating), one goroutine, uncontended, at N=5. Each
+// reports its p50 ("p50-µs:NAME") and, beside the floor's in the same
+// windows, "p50-ratio:NAME". A second floor, floor-again, is the
+// control: its ratio is the method's own error. BenchmarkFloor and BenchmarkAcquireRelease
+// measure the same things in runs seconds apart, where the machine's
+// state moved the floor alone by a third between runs.
+// DISTLOCK_PAIRED, a comma-separated list of names from impls, runs those
+// instead of pairedImpls.
+func BenchmarkFloorPaired(b *testing.B) {
+	addrs := servers(b)[:5]
+	f := newFloorClient(b, addrs, releaseEvalSHA)
+	defer f.close()
+	again := newFloorClient(b, addrs, releaseEvalSHA)
+	defer again.close()
+	contenders := []drivertest.Contender{{Name: "floor", Op: f.op}, {Name: "floor-again", Op: again.op}}
+	impls := pairedImpls
+	if v := os.Getenv("DISTLOCK_PAIRED"); v != "" {
+		impls = strings.Split(v, ",")
+	}
+	for _, name := range impls {
+		im := newImpl(b, name, addrs)
+		defer im.close()
+		contenders = append(contenders, drivertest.Contender{Name: name, Op: opOf(im)})
+	}
+	drivertest.BenchAlternating(b, 1, contenders...)
+}
+
+// opOf returns an acquisition and release of a key through im, with a
+// mutex per key, made on the key's first operation.
+func opOf(im impl) func(key string) error {
+	mus := make(map[string]mutex)
+	ctx := context.Background()
+	return func(key string) error {
+		m, ok := mus[key]
+		if !ok {
+			m = im.mutex(key)
+			mus[key] = m
+		}
+		if err := m.tryLock(ctx); err != nil {
+			return err
+		}
+		return m.unlock(ctx)
+	}
+}
