@@ -20,13 +20,18 @@ var pairedImpls = []string{
 // BenchmarkFloorPaired is issue 32's p50 line measured so that the
 // machine's drift cannot bias it: the floor (lib=floor of BenchmarkFloor,
 // which releases with the compare-and-delete script) and ours over each
-// client run one after another in 100ms windows
-// (drivertest.BenchAlternating), one goroutine, uncontended, at N=5. Each
-// reports its p50 ("p50-µs:NAME") and, beside the floor's in the same
-// windows, "p50-ratio:NAME". A second floor, floor-again, is the
-// control: its ratio is the method's own error. BenchmarkFloor and BenchmarkAcquireRelease
-// measure the same things in runs seconds apart, where the machine's
-// state moved the floor alone by a third between runs.
+// client take turns in 100ms windows (drivertest.BenchAlternating), one
+// goroutine, uncontended, at N=5. Each reports its p50 ("p50-µs:NAME")
+// and its ratio to the floor's in the same windows ("p50-ratio:NAME").
+// BenchmarkFloor and BenchmarkAcquireRelease measure the same in runs
+// seconds apart, and the machine's state moved the floor alone by a third
+// between such runs.
+//
+// Two more contenders tell the method's error and the fan-out's shape:
+// floor-again, a second floor, whose ratio should be 1; and floor-workers
+// (see floorWorkers), the floor asking each server on a goroutine of its
+// own, as ours does.
+//
 // DISTLOCK_PAIRED, a comma-separated list of names from impls, runs those
 // instead of pairedImpls.
 func BenchmarkFloorPaired(b *testing.B) {
@@ -36,6 +41,9 @@ func BenchmarkFloorPaired(b *testing.B) {
 	again := newFloorClient(b, addrs, releaseEvalSHA)
 	defer again.close()
 	contenders := []drivertest.Contender{{Name: "floor", Op: f.op}, {Name: "floor-again", Op: again.op}}
+	w := newFloorWorkers(b, addrs)
+	defer w.close()
+	contenders = append(contenders, drivertest.Contender{Name: "floor-workers", Op: w.op})
 	impls := pairedImpls
 	if v := os.Getenv("DISTLOCK_PAIRED"); v != "" {
 		impls = strings.Split(v, ",")
