@@ -654,6 +654,8 @@ unix_socket_directories = '$PG_DIR'
 fsync = off
 synchronous_commit = off
 full_page_writes = off
+# drivers/postgres's BenchmarkHandWritten opens seven pools of up to 32
+max_connections = 200
 EOF
 	: >"$PG_DIR/.initialized"
 }

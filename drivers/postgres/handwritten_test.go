@@ -93,6 +93,8 @@ func (h *handLease) op(key string) error {
 // goroutines on distinct keys, and one goroutine. The contenders:
 //
 //   - hand: the plain hand-written lease, on a pool of 32 connections;
+//   - hand-again: the same on a pool and a table of its own, the control:
+//     its ratios to hand are the method's own error;
 //   - hand-fenced: the same with a fencing counter, which keeps rows;
 //   - ours: lock.Open("postgres", dsn) with pool_max_conns=32;
 //   - ours-default: lock.Open("postgres", dsn), the driver's default pool
@@ -115,6 +117,7 @@ func BenchmarkHandWritten(b *testing.B) {
 		return benchPool(b, drivertest.WithParams(base, "pool_max_conns", strconv.Itoa(size)))
 	}
 	hand := newHandLease(b, pool(handPool), freshTable(b, base), false)
+	again := newHandLease(b, pool(handPool), freshTable(b, base), false)
 	fenced := newHandLease(b, pool(handPool), freshTable(b, base), true)
 	ours := open(b, drivertest.WithParams(base, "pool_max_conns", strconv.Itoa(handPool), "distlock_table", freshTable(b, base)))
 	oursDefault := open(b, drivertest.WithParams(base, "distlock_table", freshTable(b, base)))
@@ -122,6 +125,7 @@ func BenchmarkHandWritten(b *testing.B) {
 	oursPgx := open(b, drivertest.WithParams(base, "pool_max_conns", pgxDefault, "distlock_table", freshTable(b, base)))
 	contenders := []drivertest.Contender{
 		{Name: "hand", Op: hand.op},
+		{Name: "hand-again", Op: again.op},
 		{Name: "hand-fenced", Op: fenced.op},
 		{Name: "ours", Op: clientOp(ours)},
 		{Name: "ours-default", Op: clientOp(oursDefault)},
