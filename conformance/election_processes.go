@@ -122,8 +122,9 @@ func RunElection(t *testing.T, p Processes) ElectionReport {
 		gens[i]++
 		workers[i] = spawn(i)
 	})
+	losses := p.losses()
 	faults := procs.Nemesis(context.Background(), procs.NemesisPlan{
-		Dir: dir, Workers: workers, TTL: p.TTL, PauseHolders: p.PauseHolders, Actions: p.nemesisActions(t),
+		Dir: dir, Workers: workers, TTL: p.TTL, PauseHolders: p.PauseHolders, Actions: p.nemesisActions(t, losses),
 		Stop: start.Add(p.Duration - p.TTL),
 	})
 	var rep ElectionReport
@@ -135,7 +136,7 @@ func RunElection(t *testing.T, p Processes) ElectionReport {
 	}
 	rep.Took = time.Since(start)
 	rep.Faults = faults
-	froms := checkElection(p, dir, &rep)
+	froms := checkElection(p, dir, &rep, losses)
 	for _, k := range kills {
 		at := procs.Mono(k)
 		if j, _ := slices.BinarySearch(froms, at); j < len(froms) {
@@ -242,9 +243,11 @@ func runElectionWorker(t *testing.T, p Processes, pw procs.Worker) {
 	}
 }
 
-// checkElection reads the workers' records and the register into rep. It
-// returns the instants the terms began, sorted.
-func checkElection(p Processes, dir string, rep *ElectionReport) []int64 {
+// checkElection reads the workers' records and the register into rep,
+// counting a token regression across one of losses (if not nil) apart
+// (see Processes.KillsLoseCounters). It returns the instants the terms
+// began, sorted.
+func checkElection(p Processes, dir string, rep *ElectionReport, losses *procs.Losses) []int64 {
 	files, _ := filepath.Glob(filepath.Join(dir, "worker-*.jsonl"))
 	type life struct{ worker, gen int }
 	terms := make(map[[3]int64]electionRecord) // by worker, generation and start
@@ -289,7 +292,7 @@ func checkElection(p Processes, dir string, rep *ElectionReport) []int64 {
 		}
 	}
 	rep.Leaders = len(leaders)
-	rep.Overlaps, rep.Regressions, rep.Report = h.Violations(p.Fenced)
+	rep.Overlaps, rep.Regressions, rep.RegressionsAcrossLoss, rep.Report, _ = procs.ViolationsLosing(h.engineHolds(), p.Fenced, losses)
 	st := procs.ReadRegister(dir, ElectionName)
 	// A write of a term killed after it wrote but before its record was
 	// written again is not counted: more register writes than counted ones

@@ -13,7 +13,7 @@ import (
 // semaphore were held, and the pairs of overlapping holdings and token
 // regressions of one slot, which is a lock (see History.Violations).
 func (h *History) PermitViolations(n int, fenced bool) (most, over, slotOverlaps, regressions int, report string) {
-	most, over, slotOverlaps, regressions, report, _ = procs.PermitViolations(h.engineHolds(), n, fenced)
+	most, over, slotOverlaps, regressions, _, report, _ = procs.PermitViolations(h.engineHolds(), n, fenced, nil)
 	return most, over, slotOverlaps, regressions, report
 }
 

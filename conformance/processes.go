@@ -39,6 +39,14 @@ type Processes struct {
 	Faults   Faults
 	Majority bool
 
+	// KillsLoseCounters says that a node Faults kills comes back without
+	// the fencing counters it kept (Redis without persistence), which the
+	// driver documents as breaking token order (drivers/redlock/DESIGN.md,
+	// "Restarts and persistence"). A token regression across such a kill
+	// is then counted in ProcessReport.RegressionsAcrossLoss, which
+	// RequireSafe allows, and not in ProcessReport.Regressions.
+	KillsLoseCounters bool
+
 	// PauseHolders lets the nemesis stop a worker process (SIGSTOP) for
 	// 1.5 TTLs, then resume it. That makes a holder paused past its TTL.
 	PauseHolders bool
@@ -60,24 +68,25 @@ type Processes struct {
 
 // ProcessReport is what a run of RunProcesses saw.
 type ProcessReport struct {
-	Acquired, Failed   int            // acquisitions, and attempts that failed with an error
-	Faults             map[string]int // the nemesis's actions, by kind
-	Overlaps           int            // pairs of holdings of one key (a semaphore's slot) whose validity windows overlap
-	OverPermits        int            // holdings that began while Processes.Permits others of their semaphore were held
-	MostHolders        int            // the most holdings of one semaphore at once, if Processes.Permits
-	ExpiredAtReturn    int            // locks whose validity had passed when Acquire returned them
-	Regressions        int            // tokens that did not grow (fenced drivers)
-	Writes, LostWrites int            // register writes under the lock, and those a concurrent holder overwrote
-	StaleRefused       int            // writes of a token older than the register's, refused (a paused holder's)
-	LeftoversCounted   bool           // Processes.Leftovers was given
-	LeftAtEnd          int            // locks the backend held when the workers had ended (a release that failed under a fault)
-	LeftAfterTTL       int            // and a TTL and a half later: a leak, unless 0
-	LongestUnavailable time.Duration  // the longest time without any acquisition
-	Report             string         // the offending holdings, if any
-	WorkerErrors       []string       // workers that did not finish cleanly
-	FailedErrors       []string       // the first few distinct errors of failed attempts, with their workers
-	Took               time.Duration  // the whole run
-	AcquiredPerSecond  float64
+	Acquired, Failed      int            // acquisitions, and attempts that failed with an error
+	Faults                map[string]int // the nemesis's actions, by kind
+	Overlaps              int            // pairs of holdings of one key (a semaphore's slot) whose validity windows overlap
+	OverPermits           int            // holdings that began while Processes.Permits others of their semaphore were held
+	MostHolders           int            // the most holdings of one semaphore at once, if Processes.Permits
+	ExpiredAtReturn       int            // locks whose validity had passed when Acquire returned them
+	Regressions           int            // tokens that did not grow (fenced drivers)
+	RegressionsAcrossLoss int            // tokens that did not grow across a kill that lost a node's counters (see Processes.KillsLoseCounters): not in Regressions
+	Writes, LostWrites    int            // register writes under the lock, and those a concurrent holder overwrote
+	StaleRefused          int            // writes of a token older than the register's, refused (a paused holder's)
+	LeftoversCounted      bool           // Processes.Leftovers was given
+	LeftAtEnd             int            // locks the backend held when the workers had ended (a release that failed under a fault)
+	LeftAfterTTL          int            // and a TTL and a half later: a leak, unless 0
+	LongestUnavailable    time.Duration  // the longest time without any acquisition
+	Report                string         // the offending holdings, if any
+	WorkerErrors          []string       // workers that did not finish cleanly
+	FailedErrors          []string       // the first few distinct errors of failed attempts, with their workers
+	Took                  time.Duration  // the whole run
+	AcquiredPerSecond     float64
 }
 
 // Environment of a worker process, besides the engine's.
@@ -143,20 +152,31 @@ func RunProcesses(t *testing.T, p Processes) ProcessReport {
 		}
 		os.Exit(0)
 	}
-	res, err := procs.Run(context.Background(), p.config(t, t.TempDir()))
+	res, err := procs.Run(context.Background(), p.config(t, t.TempDir(), p.losses()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return ProcessReport(res.Report)
 }
 
+// losses returns the record of the kills that lose counters, if p's
+// nemesis makes any (see KillsLoseCounters), or nil.
+func (p Processes) losses() *procs.Losses {
+	if !p.KillsLoseCounters || p.Faults == nil {
+		return nil
+	}
+	return &procs.Losses{Within: p.TTL}
+}
+
 // config is the engine's configuration of a run of p in dir. Its workers
-// are the calling test, run again.
-func (p Processes) config(t *testing.T, dir string) procs.Config {
+// are the calling test, run again. Kills that lose counters go to losses,
+// if not nil.
+func (p Processes) config(t *testing.T, dir string, losses *procs.Losses) procs.Config {
 	c := procs.Config{
 		Workers: p.Workers, Keys: p.Keys, Duration: p.Duration, TTL: p.TTL, Permits: p.Permits, Fenced: p.Fenced,
+		Losses:       losses,
 		PauseHolders: p.PauseHolders,
-		Actions:      p.nemesisActions(t),
+		Actions:      p.nemesisActions(t, losses),
 		Dir:          dir,
 		Command:      func(int) (*exec.Cmd, error) { return p.workerCommand(t), nil },
 	}
@@ -176,8 +196,9 @@ func (p Processes) workerCommand(t *testing.T) *exec.Cmd {
 // nemesisActions are the nemesis's faults of p, besides pausing holders:
 // hanging and killing minorities of p.Faults's nodes (and majorities, with
 // p.Majority), and p.Actions. A killed node restarts only after a TTL, as
-// Redlock requires.
-func (p Processes) nemesisActions(t *testing.T) []procs.Action {
+// Redlock requires. Each kill is recorded in losses, if not nil, as it
+// begins.
+func (p Processes) nemesisActions(t *testing.T, losses *procs.Losses) []procs.Action {
 	var actions []procs.Action
 	if p.Faults != nil {
 		nodes := p.Faults.Nodes()
@@ -197,6 +218,9 @@ func (p Processes) nemesisActions(t *testing.T) []procs.Action {
 		}
 		actions = append(actions, procs.Action{Name: "hang-minority", Do: hang(minority)}, procs.Action{Name: "kill-minority", Do: func() {
 			picked := rng.Perm(nodes)[:minority]
+			if losses != nil {
+				losses.Add(time.Now())
+			}
 			for _, i := range picked {
 				p.Faults.Kill(t, i)
 			}
@@ -239,6 +263,8 @@ func (r ProcessReport) String() string { return procs.Report(r).String() }
 // RequireSafe fails t unless rep shows a safe lock. A safe lock has
 // workers that finished and acquisitions made. It has no overlap, token
 // regression or lost write, and no lock left behind a TTL after the run.
+// A token regression across a kill that lost a node's counters, which a
+// driver may disclaim (see Processes.KillsLoseCounters), is not one.
 func RequireSafe(t *testing.T, rep ProcessReport) {
 	t.Helper()
 	if len(rep.WorkerErrors) > 0 {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/distlock/lock/fencing"
@@ -95,9 +96,9 @@ func Check(c Config, res *Result) {
 		f.Close()
 	}
 	if c.Permits > 0 {
-		res.MostHolders, res.OverPermits, res.Overlaps, res.Regressions, res.Report.Report, res.Pairs = PermitViolations(holds, c.Permits, c.Fenced)
+		res.MostHolders, res.OverPermits, res.Overlaps, res.Regressions, res.RegressionsAcrossLoss, res.Report.Report, res.Pairs = PermitViolations(holds, c.Permits, c.Fenced, c.Losses)
 	} else {
-		res.Overlaps, res.Regressions, res.Report.Report, res.Pairs = Violations(holds, c.Fenced)
+		res.Overlaps, res.Regressions, res.RegressionsAcrossLoss, res.Report.Report, res.Pairs = ViolationsLosing(holds, c.Fenced, c.Losses)
 	}
 	for key, n := range writes {
 		if lost := n - ReadRegister(c.Dir, key).Count - late[key]; lost > 0 {
@@ -118,6 +119,14 @@ func Check(c Config, res *Result) {
 // fenced, with a report of them and the first pairs. It does not change
 // holds.
 func Violations(holds []Hold, fenced bool) (overlaps, regressions int, report string, pairs []Pair) {
+	overlaps, regressions, _, report, pairs = ViolationsLosing(holds, fenced, nil)
+	return overlaps, regressions, report, pairs
+}
+
+// ViolationsLosing is Violations, but a token regression across one of
+// losses (see Losses) is counted in lost, and reported, rather than in
+// regressions. A nil losses has none.
+func ViolationsLosing(holds []Hold, fenced bool, losses *Losses) (overlaps, regressions, lost int, report string, pairs []Pair) {
 	holds = slices.Clone(holds)
 	slices.SortFunc(holds, func(a, b Hold) int {
 		if c := strings.Compare(a.Key, b.Key); c != 0 {
@@ -153,12 +162,56 @@ func Violations(holds []Hold, fenced bool) (overlaps, regressions int, report st
 			latest = cur
 		}
 		if fenced && (!cur.Fenced || !prev.Fenced || cur.Token <= prev.Token) {
+			if losses.across(prev, cur) {
+				lost++
+				note("key %q: token %v (fenced %v) follows token %v (fenced %v), after a node lost its counters", cur.Key, cur.Token, cur.Fenced, prev.Token, prev.Fenced)
+				continue
+			}
 			regressions++
 			note("key %q: token %v (fenced %v) follows token %v (fenced %v)", cur.Key, cur.Token, cur.Fenced, prev.Token, prev.Fenced)
 			keep(Pair{Kind: KindRegression, First: prev, Second: cur})
 		}
 	}
-	return overlaps, regressions, b.String(), pairs
+	return overlaps, regressions, lost, b.String(), pairs
+}
+
+// Losses are the moments when the backend may have lost the counters its
+// fencing tokens come from: a node killed, to restart empty (Redis without
+// persistence). Token order across such a loss is a promise that a driver
+// may disclaim (drivers/redlock/DESIGN.md, "Restarts and persistence"), so
+// the checker counts a regression across one apart. The zero value has
+// none; it is safe for concurrent use.
+type Losses struct {
+	// Within is how long before a holding's start its token may have been
+	// written: a loss that late may still have erased it. A TTL.
+	Within time.Duration
+
+	mu sync.Mutex
+	at []time.Time // on CLOCK_MONOTONIC, as Hold's times
+}
+
+// Add records a loss at t (a time.Now reading of this process).
+func (l *Losses) Add(t time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.at = append(l.at, time.Unix(0, Mono(t)))
+}
+
+// across reports whether a loss came between prev's token and cur's
+// start: after prev began (less Within, when its token may have been
+// written), and before cur began. A nil l has no losses.
+func (l *Losses) across(prev, cur Hold) bool {
+	if l == nil {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, at := range l.at {
+		if at.After(prev.From.Add(-l.Within)) && at.Before(cur.From) {
+			return true
+		}
+	}
+	return false
 }
 
 // PermitViolations checks holdings of semaphores' permits, where each
@@ -166,9 +219,9 @@ func Violations(holds []Hold, fenced bool) (overlaps, regressions int, report st
 // holdings of one semaphore that overlapped at one instant, the number of
 // holdings that began while n others of their semaphore were held, and
 // the pairs of overlapping holdings and token regressions of one slot,
-// which is a lock (see [Violations]).
-func PermitViolations(holds []Hold, n int, fenced bool) (most, over, slotOverlaps, regressions int, report string, pairs []Pair) {
-	slotOverlaps, regressions, report, pairs = Violations(holds, fenced)
+// which is a lock (see [ViolationsLosing], and for losses and lost).
+func PermitViolations(holds []Hold, n int, fenced bool, losses *Losses) (most, over, slotOverlaps, regressions, lost int, report string, pairs []Pair) {
+	slotOverlaps, regressions, lost, report, pairs = ViolationsLosing(holds, fenced, losses)
 	var b strings.Builder
 	b.WriteString(report)
 	// A sweep over the holdings' ends, one semaphore at a time. Holdings
@@ -201,7 +254,7 @@ func PermitViolations(holds []Hold, n int, fenced bool) (most, over, slotOverlap
 			}
 		}
 	}
-	return most, over, slotOverlaps, regressions, b.String(), pairs
+	return most, over, slotOverlaps, regressions, lost, b.String(), pairs
 }
 
 // semaphoreOf returns the name of the semaphore whose slot key is key, or

@@ -49,6 +49,12 @@ type Config struct {
 	Permits  int           // if above 0, workers take permits of semaphores of that many
 	Fenced   bool          // the driver issues fencing tokens: check their order
 
+	// Losses, if not nil, are the moments when the backend lost fencing
+	// counters, which the nemesis's actions record: a token regression
+	// across one is counted in Report.RegressionsAcrossLoss, not in
+	// Report.Regressions.
+	Losses *Losses
+
 	// PauseHolders lets the nemesis stop a worker that holds a lock
 	// (SIGSTOP) for 1.5 TTLs, then resume it.
 	PauseHolders bool
