@@ -316,8 +316,14 @@ func (a *acquireRound) waitUndone(ctx context.Context, i int) bool {
 	}
 }
 
-// fenceRound writes an acquisition's fencing token on the nodes that
-// granted it. Nodes outside that quorum count as a no.
+// fenceRound writes an acquisition's fencing token on every node that
+// the acquisition asked, and counts a yes where it holds the lock.
+// (Written only on the nodes that granted it, a token survived on as few
+// as a quorum's nodes, and two of those restarting empty at N=5 let a
+// later quorum draw it again: see "Restarts and persistence" in
+// DESIGN.md.) The nodes that a quorum-first acquisition never asked are
+// not asked here either: asking fewer nodes is that mode's point, and its
+// locks already rest on a bare quorum.
 type fenceRound struct {
 	noHooks
 	round
@@ -325,17 +331,18 @@ type fenceRound struct {
 	call []any // fenceScript's
 }
 
-// ask raises the counter on node i if the acquisition took the lock there.
+// ask raises the counter on node i, and says yes if the acquisition holds
+// the lock there.
 func (f *fenceRound) ask(ctx context.Context, i int, n Node) (bool, int64, error) {
-	if f.acq.yesSet&(1<<i) == 0 {
-		return false, 0, nil // the lock is not ours there
+	if f.acq.dropped&(1<<i) != 0 {
+		return false, 0, nil // never asked: it never saw the value
 	}
 	v, err := run(ctx, n, fenceScript, f.call)
 	return err == nil && v == 1, v, err
 }
 
-// fence raises the key's counter to max+1 on the nodes that granted acq,
-// and returns the token if a quorum took it.
+// fence raises the key's counter to max+1 on the nodes acq asked, and
+// returns the token if a quorum holds the lock with it.
 func (r *Redlock) fence(ctx context.Context, acq *acquireRound) (driver.Lease, error) {
 	t := acq.max + 1
 	f := &fenceRound{acq: acq, call: fenceScript.call([]string{acq.lk, r.fenceKey(acq.lk)}, acq.value, t)}

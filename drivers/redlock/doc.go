@@ -64,9 +64,12 @@
 // node out of service for at least the longest TTL in use (a delayed
 // restart), so that every lock it knew has expired before it answers
 // again. A delayed restart protects the locks but not the fencing
-// counters: the restarted node's counters start again from zero, and a
-// later token can repeat an earlier one or go below it. Where tokens
-// matter, run the nodes with appendfsync always. A failover to a replica
+// counters: the restarted node's counters start again from zero. A token
+// is written on every node the acquisition asked, so it survives a
+// minority's restarts when every node took it, but not when nodes missed
+// it (hung or down at the time) and others then restart: a later token
+// can then repeat an earlier one or go below it. Where tokens matter, run
+// the nodes with appendfsync always. A failover to a replica
 // that missed a write is a restart without the delay.
 //
 // The design, and the argument for its safety, are in DESIGN.md beside this file.

@@ -246,11 +246,11 @@ func (f *fakeNode) runTwoKeyScript(sha string, args []any) (reply any, ok bool) 
 	case fenceScript.SHA:
 		lk, fk, v, t := args[3].(string), args[4].(string), args[5].(string), args[6].(int64)
 		f.log = append(f.log, "FENCE "+v)
-		if f.keys[lk] != v {
-			return int64(0), true
-		}
 		if n, _ := strconv.ParseInt(f.keys[fk], 10, 64); n < t {
 			f.keys[fk] = strconv.FormatInt(t, 10)
+		}
+		if f.keys[lk] != v {
+			return int64(0), true
 		}
 		return int64(1), true
 	case inspectScript.SHA:

@@ -54,15 +54,19 @@ end
 return -1
 `)
 
-// fenceScript raises the fencing counter KEYS[2] to ARGV[2] if KEYS[1]
-// still holds ARGV[1]. It returns 1 if KEYS[1] holds ARGV[1] (whether or
-// not the counter had to move), 0 otherwise.
+// fenceScript raises the fencing counter KEYS[2] to ARGV[2], a token
+// drawn by an acquisition of KEYS[1] with the value ARGV[1], whether or
+// not that acquisition holds the key on this node: a counter that rises
+// never makes a later token smaller, and a token written on every node
+// that answers survives more of their losses (see "Restarts and
+// persistence" in DESIGN.md). It returns 1 if KEYS[1] holds ARGV[1], 0
+// otherwise.
 var fenceScript = NewScript(`
-if redis.call('get', KEYS[1]) ~= ARGV[1] then
-	return 0
-end
 if tonumber(redis.call('get', KEYS[2]) or '0') < tonumber(ARGV[2]) then
 	redis.call('set', KEYS[2], ARGV[2])
+end
+if redis.call('get', KEYS[1]) ~= ARGV[1] then
+	return 0
 end
 return 1
 `)
