@@ -2,6 +2,7 @@ package redlock
 
 import (
 	"context"
+	"slices"
 
 	"github.com/distlock/lock/driver"
 )
@@ -27,7 +28,10 @@ func (r *Redlock) Release(ctx context.Context, key, value string) error {
 	rl := &releaseRound{call: releaseScript.call([]string{lk}, value, ch), prior: r.attempts.straggler(value), fill: r.attempts.filler(value), lk: lk, value: value}
 	if len(r.nodes) > 1 {
 		if lead := r.lead(lk); r.healthy(lead) {
-			rl.lead, rl.quiet = lead, releaseScript.call([]string{lk}, value, "")
+			// The call without the channel: a copy, with the same key
+			// and value in their interfaces.
+			rl.lead, rl.quiet = lead, slices.Clone(rl.call)
+			rl.quiet[len(rl.quiet)-1] = ""
 			rl.channel = ch
 		}
 	}

@@ -120,19 +120,27 @@ return {v, redis.call('pttl', KEYS[1]), redis.call('get', KEYS[2]) or ''}
 type Script struct {
 	Src string
 	SHA string
+
+	sha any // SHA in an interface, made once: an EVALSHA's arguments are []any
 }
 
 // NewScript returns src with its SHA-1.
 func NewScript(src string) *Script {
 	sum := sha1.Sum([]byte(src))
-	return &Script{Src: src, SHA: hex.EncodeToString(sum[:])}
+	s := &Script{Src: src, SHA: hex.EncodeToString(sum[:])}
+	s.sha = s.SHA
+	return s
 }
 
 // call returns the arguments of an EVALSHA of s with keys and args, to be
 // sent by [run] to any number of nodes.
 func (s *Script) call(keys []string, args ...any) []any {
 	cmd := make([]any, 0, 3+len(keys)+len(args))
-	cmd = append(cmd, "EVALSHA", s.SHA, int64(len(keys)))
+	sha := s.sha
+	if sha == nil { // a Script not made by NewScript
+		sha = s.SHA
+	}
+	cmd = append(cmd, "EVALSHA", sha, int64(len(keys)))
 	for _, k := range keys {
 		cmd = append(cmd, k)
 	}
