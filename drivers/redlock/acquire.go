@@ -327,16 +327,12 @@ func (a *acquireRound) waitUndone(ctx context.Context, i int) bool {
 type fenceRound struct {
 	noHooks
 	round
-	acq  *acquireRound
 	call []any // fenceScript's
 }
 
-// ask raises the counter on node i, and says yes if the acquisition holds
+// ask raises the counter on node n, and says yes if the acquisition holds
 // the lock there.
-func (f *fenceRound) ask(ctx context.Context, i int, n Node) (bool, int64, error) {
-	if f.acq.dropped&(1<<i) != 0 {
-		return false, 0, nil // never asked: it never saw the value
-	}
+func (f *fenceRound) ask(ctx context.Context, _ int, n Node) (bool, int64, error) {
 	v, err := run(ctx, n, fenceScript, f.call)
 	return err == nil && v == 1, v, err
 }
@@ -345,9 +341,9 @@ func (f *fenceRound) ask(ctx context.Context, i int, n Node) (bool, int64, error
 // returns the token if a quorum holds the lock with it.
 func (r *Redlock) fence(ctx context.Context, acq *acquireRound) (driver.Lease, error) {
 	t := acq.max + 1
-	f := &fenceRound{acq: acq, call: fenceScript.call([]string{acq.lk, r.fenceKey(acq.lk)}, acq.value, t)}
+	f := &fenceRound{call: fenceScript.call([]string{acq.lk, r.fenceKey(acq.lk)}, acq.value, t)}
 	f.begin(ctx, r, f, 0)
-	f.fanOut()
+	f.fanOutExcept(acq.dropped) // the nodes acq never asked never saw the value: a no at once
 	switch f.tally() {
 	case granted:
 		return driver.Lease{Token: uint64(t), Fenced: true}, nil
