@@ -76,13 +76,18 @@ type floorReply struct {
 	err     error
 }
 
-// floorClient is the floor's raw connections to N servers, with one reader
-// goroutine each, for one goroutine's use at a time.
+// floorClient is the floor's raw connections to N servers, for one
+// goroutine's use at a time. Each connection has a goroutine that hands
+// its replies over on replies: a reader, to which the caller writes every
+// request itself (the floor), or, with workers, a worker that is handed
+// each request through its channel, writes it and reads the reply (the
+// shape of our fan-out, see BenchmarkFloorPaired).
 type floorClient struct {
 	release floorRelease
 	conns   []net.Conn
+	in      []chan []byte // with workers, a worker's requests; closed by close
 	replies chan floorReply
-	readers int // reader goroutines still running: each ends with an error on replies
+	readers int // goroutines still running: each ends with an error on replies
 	quorum  int
 	seq     int    // the next request's place on every connection
 	shaHex  string // the release script's
@@ -93,8 +98,9 @@ type floorClient struct {
 }
 
 // newFloorClient dials the servers at addrs, loading the release script
-// if release needs it. Close closes it.
-func newFloorClient(b *testing.B, addrs []string, release floorRelease) *floorClient {
+// if release needs it, with a reader for each, or a worker with workers.
+// Close closes it.
+func newFloorClient(b *testing.B, addrs []string, release floorRelease, workers bool) *floorClient {
 	sha := sha1.Sum([]byte(floorReleaseScript))
 	f := &floorClient{
 		release: release,
@@ -116,32 +122,64 @@ func newFloorClient(b *testing.B, addrs []string, release floorRelease) *floorCl
 			loadScript(b, c, r, f.shaHex)
 		}
 		f.readers++
-		// Each request is answered by one line (+OK or $-1 to the SET, :1
-		// or :0 to the script and the DEL): the reader counts them to tell
-		// which request a line answers.
+		if !workers {
+			go func() {
+				for seq := 0; ; seq++ {
+					if !f.readReply(a, r, seq) {
+						return
+					}
+				}
+			}()
+			continue
+		}
+		in := make(chan []byte, 4)
+		f.in = append(f.in, in)
 		go func() {
 			for seq := 0; ; seq++ {
-				line, err := r.ReadSlice('\n')
-				if err != nil {
+				req, ok := <-in
+				if !ok {
+					f.replies <- floorReply{seq: seq, err: net.ErrClosed}
+					return
+				}
+				if _, err := c.Write(req); err != nil {
 					f.replies <- floorReply{seq: seq, err: err}
 					return
 				}
-				if line[0] == '-' {
-					f.replies <- floorReply{seq: seq, err: fmt.Errorf("%s: %s", a, line)}
+				if !f.readReply(a, r, seq) {
 					return
 				}
-				granted := line[0] == '+' || string(line) == ":1\r\n"
-				f.replies <- floorReply{seq: seq, granted: granted}
 			}
 		}()
 	}
 	return f
 }
 
-// close closes the connections, and reads replies until every reader has
-// ended: a server that lags behind the quorum may still have replies to
-// hand over.
+// readReply reads the seq-th reply of the server at addr from r and hands
+// it over, and reports whether the connection may go on. Each request is
+// answered by one line (+OK or $-1 to the SET, :1 or :0 to the script and
+// the DEL): its goroutine counts them to tell which request a line
+// answers.
+func (f *floorClient) readReply(addr string, r *bufio.Reader, seq int) bool {
+	line, err := r.ReadSlice('\n')
+	switch {
+	case err != nil:
+	case line[0] == '-':
+		err = fmt.Errorf("%s: %s", addr, line)
+	default:
+		f.replies <- floorReply{seq: seq, granted: line[0] == '+' || string(line) == ":1\r\n"}
+		return true
+	}
+	f.replies <- floorReply{seq: seq, err: err}
+	return false
+}
+
+// close ends the workers, if any, closes the connections, and reads
+// replies until every reader and worker has ended: a server that lags
+// behind the quorum may still have replies to hand over.
 func (f *floorClient) close() {
+	for _, in := range f.in {
+		close(in)
+	}
 	for _, c := range f.conns {
 		if c != nil {
 			c.Close()
@@ -183,14 +221,20 @@ func (f *floorClient) op(key string) error {
 	return f.phase(f.give)
 }
 
-// phase writes req to every server and waits for a quorum of grants of
-// it; replies to earlier requests that come late are passed over. Each
-// connection answers in order, so every server grants every request, and
-// a refusal is a broken benchmark.
+// phase writes req to every server (through the workers, if any) and
+// waits for a quorum of grants of it; replies to earlier requests that
+// come late are passed over. Each connection answers in order, so every
+// server grants every request, and a refusal is a broken benchmark.
 func (f *floorClient) phase(req []byte) error {
-	for _, c := range f.conns {
-		if _, err := c.Write(req); err != nil {
-			return err
+	if f.in != nil {
+		for _, in := range f.in {
+			in <- req
+		}
+	} else {
+		for _, c := range f.conns {
+			if _, err := c.Write(req); err != nil {
+				return err
+			}
 		}
 	}
 	for got := 0; got < f.quorum; {
@@ -214,7 +258,7 @@ func (f *floorClient) phase(req []byte) error {
 // benchFloor measures the floor on the servers at addrs, giving the key
 // back as release says.
 func benchFloor(b *testing.B, addrs []string, release floorRelease) {
-	f := newFloorClient(b, addrs, release)
+	f := newFloorClient(b, addrs, release, false)
 	defer f.close()
 	key := benchKey(b, "")
 	f.requests(key)

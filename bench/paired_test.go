@@ -29,21 +29,20 @@ var pairedImpls = []string{
 //
 // Two more contenders tell the method's error and the fan-out's shape:
 // floor-again, a second floor, whose ratio should be 1; and floor-workers
-// (see floorWorkers), the floor asking each server on a goroutine of its
-// own, as ours does.
+// (newFloorClient with workers), the floor asking each server on a
+// goroutine of its own, as ours does.
 //
 // DISTLOCK_PAIRED, a comma-separated list of names from impls, runs those
 // instead of pairedImpls.
 func BenchmarkFloorPaired(b *testing.B) {
 	addrs := servers(b)[:5]
-	f := newFloorClient(b, addrs, releaseEvalSHA)
+	f := newFloorClient(b, addrs, releaseEvalSHA, false)
 	defer f.close()
-	again := newFloorClient(b, addrs, releaseEvalSHA)
+	again := newFloorClient(b, addrs, releaseEvalSHA, false)
 	defer again.close()
-	contenders := []drivertest.Contender{{Name: "floor", Op: f.op}, {Name: "floor-again", Op: again.op}}
-	w := newFloorWorkers(b, addrs)
+	w := newFloorClient(b, addrs, releaseEvalSHA, true)
 	defer w.close()
-	contenders = append(contenders, drivertest.Contender{Name: "floor-workers", Op: w.op})
+	contenders := []drivertest.Contender{{Name: "floor", Op: f.op}, {Name: "floor-again", Op: again.op}, {Name: "floor-workers", Op: w.op}}
 	impls := pairedImpls
 	if v := os.Getenv("DISTLOCK_PAIRED"); v != "" {
 		impls = strings.Split(v, ",")
