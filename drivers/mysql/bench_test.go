@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/base64"
 	"errors"
+	"strconv"
 	"testing"
 	"time"
 
@@ -154,14 +155,7 @@ func BenchmarkAcquireRelease_parallel(b *testing.B) {
 	dsn := server(b)
 	c := open(b, withTable(b, dsn))
 	bl := newBaselineLease(b, benchPool(b, dsn), freshTable(b, dsn))
-	ctx := context.Background()
-	drivertest.BenchParallelPaired(b, goroutines, func(key string) error {
-		l, err := c.TryAcquire(ctx, key)
-		if err != nil {
-			return err
-		}
-		return l.Release(ctx)
-	}, bl.op)
+	drivertest.BenchParallelPaired(b, goroutines, clientOp(c), bl.op)
 }
 
 // BenchmarkStatements runs the driver's acquire and release statements,
@@ -185,20 +179,27 @@ func BenchmarkStatements(b *testing.B) {
 }
 
 // statementsBeside returns the driver's acquire and release statements as
-// one operation on a key, bound by hand (without the lock package) as
-// conn.Acquire and conn.Release bind them, and the baseline lease, both
+// one operation on a key (see ourStatements), and the baseline lease, both
 // on one pool of the driver's settings with at most maxOpen connections
 // (0 for no limit).
 func statementsBeside(b *testing.B, maxOpen int) (func(key string) error, *baselineLease) {
 	dsn := server(b)
+	db := benchPool(b, dsn)
+	db.SetMaxOpenConns(maxOpen)
+	return ourStatements(b, db, dsn), newBaselineLease(b, db, freshTable(b, dsn))
+}
+
+// ourStatements returns the driver's acquire and release statements, on a
+// fresh table that a client of the driver creates, as one operation on a
+// key through db, bound by hand (without the lock package) as conn.Acquire
+// and conn.Release bind them: a fenced lease written by hand, which keeps
+// its rows so that a key's fence never goes back.
+func ourStatements(b *testing.B, db *sql.DB, dsn string) func(key string) error {
 	ctx := context.Background()
 	table := freshTable(b, dsn)
 	if err := open(b, drivertest.WithParams(dsn, "distlock_table", table)).Ping(ctx); err != nil {
 		b.Fatal(err) // the driver creates its table
 	}
-	db := benchPool(b, dsn)
-	db.SetMaxOpenConns(maxOpen)
-	bl := newBaselineLease(b, db, freshTable(b, dsn))
 	acquireSQL, releaseSQL := mysqldriver.Statements(table)
 	acquire, err := db.PrepareContext(ctx, acquireSQL)
 	if err != nil {
@@ -209,8 +210,9 @@ func statementsBeside(b *testing.B, maxOpen int) (func(key string) error, *basel
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { acquire.Close(); release.Close() })
+	us := lock.DefaultTTL.Microseconds()
 	return func(key string) error {
-		value, us := newBaselineValue(), bl.ttl
+		value := newBaselineValue()
 		res, err := acquire.ExecContext(ctx, key, value, us, value, us)
 		if err != nil {
 			return err
@@ -225,7 +227,52 @@ func statementsBeside(b *testing.B, maxOpen int) (func(key string) error, *basel
 			return errors.New("the driver's release statement released nothing")
 		}
 		return nil
-	}, bl
+	}
+}
+
+// BenchmarkHandWritten puts the driver beside hand-written leases on the
+// same server in the same run, alternating them in 100ms windows
+// (drivertest.BenchAlternating), from 16 goroutines on distinct keys and
+// from one goroutine, each on a pool of its own with the driver's pool
+// settings. The contenders:
+//
+//   - hand: baselineLease, the plain lease, which deletes its row on
+//     release and issues no token;
+//   - hand-again: the same on a pool and a table of its own, the control:
+//     its ratios to hand are the method's own error;
+//   - hand-fenced: the driver's statements sent by hand (ourStatements), a
+//     lease with a fencing token, which must keep its rows: what the token
+//     costs the server;
+//   - ours: lock.Open("mysql", dsn).
+//
+// ours against hand-fenced is what the library adds to the statements;
+// hand-fenced against hand is what the token costs. The figures are in
+// bench/README.md.
+func BenchmarkHandWritten(b *testing.B) {
+	dsn := server(b)
+	contenders := []drivertest.Contender{
+		{Name: "hand", Op: newBaselineLease(b, benchPool(b, dsn), freshTable(b, dsn)).op},
+		{Name: "hand-again", Op: newBaselineLease(b, benchPool(b, dsn), freshTable(b, dsn)).op},
+		{Name: "hand-fenced", Op: ourStatements(b, benchPool(b, dsn), dsn)},
+		{Name: "ours", Op: clientOp(open(b, withTable(b, dsn)))},
+	}
+	for _, g := range []int{16, 1} {
+		b.Run("goroutines="+strconv.Itoa(g), func(b *testing.B) {
+			drivertest.BenchAlternating(b, g, contenders...)
+		})
+	}
+}
+
+// clientOp returns one TryAcquire and Release of a key through c.
+func clientOp(c *lock.Client) func(key string) error {
+	ctx := context.Background()
+	return func(key string) error {
+		l, err := c.TryAcquire(ctx, key)
+		if err != nil {
+			return err
+		}
+		return l.Release(ctx)
+	}
 }
 
 func BenchmarkHandoff(b *testing.B) {

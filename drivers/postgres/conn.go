@@ -27,7 +27,7 @@ type conn struct {
 	ln      *listener
 	timeout time.Duration // the request timeout
 
-	slots slots       // an own pool's connections, for the fast path (see call); nil for a pool from New
+	slots *slots      // an own pool's connections, for the fast path (see call); nil for a pool from New
 	live  *live       // an own pool's connections, for Close to cut short; nil for a pool from New
 	cut   atomic.Bool // Close has cut the connections short
 
@@ -71,7 +71,7 @@ func newConn(pool *pgxpool.Pool, owned bool, l *live, t *table, timeout time.Dur
 		held:    make(map[string]struct{}),
 	}
 	if l != nil {
-		c.slots = make(slots, pool.Config().MaxConns)
+		c.slots = newSlots(pool.Config().MaxConns)
 	}
 	c.ln = newListener(t.name, c.listenConn)
 	return c
@@ -323,12 +323,8 @@ func (c *conn) Watch(ctx context.Context, key string) (driver.Watch, error) {
 // made like the others, with the pool's hooks) and listens on it.
 func (c *conn) listenConn(ctx context.Context) (*pgx.Conn, error) {
 	if c.slots != nil {
-		select {
-		case c.slots <- struct{}{}:
-			defer func() { <-c.slots }()
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
+		c.slots.take()
+		defer c.slots.give()
 	}
 	pc, err := c.pool.Acquire(ctx)
 	if err != nil {

@@ -147,13 +147,16 @@ func BenchmarkHandWrittenAlone(b *testing.B) {
 	pool := func(size int) *pgxpool.Pool {
 		return benchPool(b, drivertest.WithParams(base, "pool_max_conns", strconv.Itoa(size)))
 	}
-	for _, impl := range []string{"hand", "ours"} {
+	for _, impl := range []string{"hand", "ours", "ours-statements"} {
 		b.Run("impl="+impl, func(b *testing.B) {
 			var op func(string) error
-			if impl == "hand" {
+			switch impl {
+			case "hand":
 				op = newHandLease(b, pool(handPool), freshTable(b, base), false).op
-			} else {
+			case "ours":
 				op = clientOp(open(b, drivertest.WithParams(base, "pool_max_conns", strconv.Itoa(handPool), "distlock_table", freshTable(b, base))))
+			default:
+				op = ourStatements(b, pool(handPool), base)
 			}
 			runParallel(b, 16, op)
 		})
