@@ -152,7 +152,8 @@ type slots struct {
 	max int64
 }
 
-func newSlots(max int32) *slots { return &slots{max: int64(max)} }
+// newSlots returns the count of a pool of size connections.
+func newSlots(size int32) *slots { return &slots{max: int64(size)} }
 
 // tryTake counts a call if the count is under the pool's size, and
 // reports whether it did.
