@@ -22,15 +22,11 @@ import (
 // state and the same load from the rest of the machine, and reports both
 // p50s and their ratio: the figure to judge the driver by.
 func BenchAcquireRelease(b *testing.B, c *lock.Client, baselineName string, baseline func(b *testing.B)) {
-	ctx := context.Background()
 	key := "bench/" + RandomHex(4)
+	op := AcquireRelease(c)
 	ops := [2]func(*testing.B){
 		func(b *testing.B) {
-			l, err := c.TryAcquire(ctx, key)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := l.Release(ctx); err != nil {
+			if err := op(key); err != nil {
 				b.Fatal(err)
 			}
 		},
@@ -70,6 +66,20 @@ func BenchPaired(b *testing.B, driver, baseline func(b *testing.B)) {
 	b.ReportMetric(float64(base)/1e3, "baseline-p50-µs")
 	if base > 0 {
 		b.ReportMetric(float64(d)/float64(base), "p50-ratio")
+	}
+}
+
+// AcquireRelease returns one TryAcquire and Release of a key through c,
+// under context.Background(): the operation that the benchmarks run
+// through the library, as a [Contender]'s Op.
+func AcquireRelease(c *lock.Client) func(key string) error {
+	ctx := context.Background()
+	return func(key string) error {
+		l, err := c.TryAcquire(ctx, key)
+		if err != nil {
+			return err
+		}
+		return l.Release(ctx)
 	}
 }
 

@@ -59,13 +59,7 @@ func BenchPermit(b *testing.B, c *lock.Client, goroutines int) {
 		}
 		return l.Release(ctx)
 	}
-	plain := func(key string) error {
-		l, err := c.TryAcquire(ctx, key)
-		if err != nil {
-			return err
-		}
-		return l.Release(ctx)
-	}
+	plain := AcquireRelease(c)
 	name, key := "bench-sem/"+RandomHex(4), "bench-lock/"+RandomHex(4)
 	fail := func(err error, b *testing.B) {
 		if err != nil {

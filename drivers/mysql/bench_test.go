@@ -155,7 +155,7 @@ func BenchmarkAcquireRelease_parallel(b *testing.B) {
 	dsn := server(b)
 	c := open(b, withTable(b, dsn))
 	bl := newBaselineLease(b, benchPool(b, dsn), freshTable(b, dsn))
-	drivertest.BenchParallelPaired(b, goroutines, clientOp(c), bl.op)
+	drivertest.BenchParallelPaired(b, goroutines, drivertest.AcquireRelease(c), bl.op)
 }
 
 // BenchmarkStatements runs the driver's acquire and release statements,
@@ -254,24 +254,12 @@ func BenchmarkHandWritten(b *testing.B) {
 		{Name: "hand", Op: newBaselineLease(b, benchPool(b, dsn), freshTable(b, dsn)).op},
 		{Name: "hand-again", Op: newBaselineLease(b, benchPool(b, dsn), freshTable(b, dsn)).op},
 		{Name: "hand-fenced", Op: ourStatements(b, benchPool(b, dsn), dsn)},
-		{Name: "ours", Op: clientOp(open(b, withTable(b, dsn)))},
+		{Name: "ours", Op: drivertest.AcquireRelease(open(b, withTable(b, dsn)))},
 	}
 	for _, g := range []int{16, 1} {
 		b.Run("goroutines="+strconv.Itoa(g), func(b *testing.B) {
 			drivertest.BenchAlternating(b, g, contenders...)
 		})
-	}
-}
-
-// clientOp returns one TryAcquire and Release of a key through c.
-func clientOp(c *lock.Client) func(key string) error {
-	ctx := context.Background()
-	return func(key string) error {
-		l, err := c.TryAcquire(ctx, key)
-		if err != nil {
-			return err
-		}
-		return l.Release(ctx)
 	}
 }
 

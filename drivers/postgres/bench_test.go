@@ -198,7 +198,7 @@ func BenchmarkAcquireRelease_parallel(b *testing.B) {
 	bl := newBaselineLease(b, benchPool(b, dsn), freshTable(b, base))
 	ctx := context.Background()
 
-	driverOp := clientOp(c)
+	driverOp := drivertest.AcquireRelease(c)
 	baselineOp := func(key string) error {
 		v, err := bl.acquire(ctx, key)
 		if err != nil {
@@ -214,19 +214,6 @@ func BenchmarkAcquireRelease_parallel(b *testing.B) {
 	b.Run("paired", func(b *testing.B) {
 		drivertest.BenchParallelPaired(b, goroutines, driverOp, baselineOp)
 	})
-}
-
-// clientOp returns one TryAcquire and Release of a key through c, as the
-// benchmarks run the driver.
-func clientOp(c *lock.Client) func(key string) error {
-	ctx := context.Background()
-	return func(key string) error {
-		l, err := c.TryAcquire(ctx, key)
-		if err != nil {
-			return err
-		}
-		return l.Release(ctx)
-	}
 }
 
 // runParallel runs op from goroutines goroutines, each on a key of its

@@ -127,9 +127,9 @@ func BenchmarkHandWritten(b *testing.B) {
 		{Name: "hand", Op: hand.op},
 		{Name: "hand-again", Op: again.op},
 		{Name: "hand-fenced", Op: fenced.op},
-		{Name: "ours", Op: clientOp(ours)},
-		{Name: "ours-default", Op: clientOp(oursDefault)},
-		{Name: "ours-pgx-default", Op: clientOp(oursPgx)},
+		{Name: "ours", Op: drivertest.AcquireRelease(ours)},
+		{Name: "ours-default", Op: drivertest.AcquireRelease(oursDefault)},
+		{Name: "ours-pgx-default", Op: drivertest.AcquireRelease(oursPgx)},
 		{Name: "ours-statements", Op: ourStatements(b, pool(handPool), base)},
 	}
 	for _, g := range []int{16, 1} {
@@ -154,7 +154,7 @@ func BenchmarkHandWrittenAlone(b *testing.B) {
 			case "hand":
 				op = newHandLease(b, pool(handPool), freshTable(b, base), false).op
 			case "ours":
-				op = clientOp(open(b, drivertest.WithParams(base, "pool_max_conns", strconv.Itoa(handPool), "distlock_table", freshTable(b, base))))
+				op = drivertest.AcquireRelease(open(b, drivertest.WithParams(base, "pool_max_conns", strconv.Itoa(handPool), "distlock_table", freshTable(b, base))))
 			default:
 				op = ourStatements(b, pool(handPool), base)
 			}
@@ -171,7 +171,7 @@ func BenchmarkHandWrittenAlone(b *testing.B) {
 func ourStatements(b *testing.B, pool *pgxpool.Pool, dsn string) func(key string) error {
 	b.Helper()
 	table := freshTable(b, dsn)
-	if err := clientOp(open(b, drivertest.WithParams(dsn, "distlock_table", table, "pool_max_conns", "1")))("create"); err != nil {
+	if err := drivertest.AcquireRelease(open(b, drivertest.WithParams(dsn, "distlock_table", table, "pool_max_conns", "1")))("create"); err != nil {
 		b.Fatal(err)
 	}
 	acquireSQL, releaseSQL, err := postgres.Statements(table)
