@@ -68,7 +68,7 @@ func BenchAlternating(b *testing.B, goroutines int, contenders ...Contender) {
 		var wg sync.WaitGroup
 		counts := make([]int64, goroutines)
 		op := contenders[which].Op
-		start, cpu0 := time.Now(), cpuTime()
+		start, cpu0 := time.Now(), latency.CPUTime()
 		deadline := start.Add(window)
 		for g := range goroutines {
 			key := prefix + strconv.Itoa(g)
@@ -96,7 +96,7 @@ func BenchAlternating(b *testing.B, goroutines int, contenders ...Contender) {
 		if !measure {
 			return
 		}
-		cpu[which] += cpuTime() - cpu0
+		cpu[which] += latency.CPUTime() - cpu0
 		took[which] += time.Since(start)
 		for _, k := range counts {
 			ops[which] += k

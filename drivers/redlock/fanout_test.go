@@ -1,12 +1,9 @@
-//go:build unix
-
 package redlock
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"syscall"
 	"testing"
 	"time"
 
@@ -35,10 +32,9 @@ func (n instantNode) Close() error   { return nil }
 // what it measures is the rounds' own work (the workers, the tally, the
 // timers and contexts, the bookkeeping of late SETs), which a real
 // client pays on top of its nodes' round trips; cpu-µs/op is the
-// process's CPU time per acquire and release, from getrusage, the
-// workers' included. On two cores shared with
-// five servers, that CPU is latency (see bench/README.md, "The p50
-// line").
+// process's CPU time per acquire and release (latency.CPUTime), the
+// workers' included. On two cores shared with five servers, that CPU is
+// latency (see bench/README.md, "The p50 line").
 func BenchmarkFanOut(b *testing.B) {
 	for _, n := range []int{1, 5} {
 		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
@@ -53,7 +49,7 @@ func BenchmarkFanOut(b *testing.B) {
 			defer r.Close()
 			ctx := context.Background()
 			lat := latency.New(1 << 20)
-			cpu0 := cpuTime()
+			cpu0 := latency.CPUTime()
 			b.ReportAllocs()
 			for b.Loop() {
 				start := time.Now()
@@ -65,17 +61,8 @@ func BenchmarkFanOut(b *testing.B) {
 				}
 				lat.Add(time.Since(start))
 			}
-			b.ReportMetric(float64(cpuTime()-cpu0)/float64(time.Microsecond)/float64(b.N), "cpu-µs/op")
+			b.ReportMetric(float64(latency.CPUTime()-cpu0)/float64(time.Microsecond)/float64(b.N), "cpu-µs/op")
 			latency.Report(b, "", "µs", lat)
 		})
 	}
-}
-
-// cpuTime returns the CPU time the process has used, user and system.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

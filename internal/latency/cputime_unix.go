@@ -1,15 +1,15 @@
 //go:build unix
 
-package drivertest
+package latency
 
 import (
 	"syscall"
 	"time"
 )
 
-// cpuTime returns the CPU time the process has used so far, user and
+// CPUTime returns the CPU time the process has used so far, user and
 // system, as the kernel accounts it.
-func cpuTime() time.Duration {
+func CPUTime() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
