@@ -3,7 +3,10 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -326,5 +329,88 @@ func TestCalls_afterAPastCallsDeadline(t *testing.T) {
 				t.Errorf("%s after a past call's deadline: %v", tc.name, err)
 			}
 		})
+	}
+}
+
+// Sixteen goroutines contend for four keys through a pool of two
+// connections, so that most calls wait for a connection (the slow path),
+// and the server stops answering halfway. Every lock is still valid when
+// TryAcquire returns it, no two holders of a key overlap, every call ends
+// within the request timeout and the cleanup's bound, stalled or not, and
+// the calls after the stall fail with ErrUnavailable, never as held.
+func TestContention_stalledServerSmallPool(t *testing.T) {
+	dsn := server(t)
+	p := newStallProxy(t, hostOf(t, dsn))
+	const timeout = time.Second
+	c := open(t, drivertest.WithParams(strings.Replace(dsn, hostOf(t, dsn), p.addr, 1),
+		"distlock_table", freshTable(t, dsn), "distlock_request_timeout", timeout.String(), "pool_max_conns", "2"))
+	const bound = timeout + 2*time.Second + slack // the attempt, then the core's cleanup
+	var (
+		mu      sync.Mutex
+		holders = map[string]*lock.Lock{} // each key's current holder
+		granted atomic.Int64
+		late    atomic.Int64 // failures of calls that began after the stall
+		stalled atomic.Int64 // when the stall began, in Unix ns; 0 before
+	)
+	afterStall := func(start time.Time) bool {
+		at := stalled.Load()
+		return at != 0 && start.UnixNano() > at
+	}
+	stallAt := time.Now().Add(time.Second)
+	stop := stallAt.Add(3 * time.Second)
+	var wg sync.WaitGroup
+	for g := range 16 {
+		key := fmt.Sprintf("contended/%d", g%4)
+		wg.Go(func() {
+			for time.Now().Before(stop) {
+				start := time.Now()
+				l, err := c.TryAcquire(context.Background(), key)
+				if took := time.Since(start); took > bound {
+					t.Errorf("TryAcquire took %v, over %v", took, bound)
+				}
+				switch {
+				case err == nil:
+				case errors.Is(err, lock.ErrNotAcquired) && !afterStall(start):
+					continue
+				case errors.Is(err, lock.ErrUnavailable):
+					if afterStall(start) {
+						late.Add(1)
+					}
+					continue
+				default:
+					t.Errorf("TryAcquire (after the stall: %v): %v", afterStall(start), err)
+					continue
+				}
+				now := time.Now()
+				if !l.ValidUntil().After(now) {
+					t.Errorf("TryAcquire returned a lock valid until %v, %v ago", l.ValidUntil(), now.Sub(l.ValidUntil()))
+				}
+				mu.Lock()
+				if prev := holders[key]; prev != nil && prev.ValidUntil().After(now) {
+					t.Errorf("%s granted while its holder is valid for %v more", key, prev.ValidUntil().Sub(now))
+				}
+				holders[key] = l
+				mu.Unlock()
+				granted.Add(1)
+				time.Sleep(time.Millisecond)
+				mu.Lock()
+				delete(holders, key)
+				mu.Unlock()
+				l.Release(context.Background()) // fails once stalled: the lease then ends by its TTL
+			}
+		})
+	}
+	time.Sleep(time.Until(stallAt))
+	p.stall()
+	stalled.Store(time.Now().UnixNano())
+	wg.Wait()
+	t.Logf("%d granted, %d calls after the stall failed as unavailable", granted.Load(), late.Load())
+	if granted.Load() == 0 || late.Load() == 0 {
+		t.Errorf("%d granted, %d failed after the stall: the test did not contend, or did not stall", granted.Load(), late.Load())
+	}
+	start := time.Now()
+	c.Close()
+	if took := time.Since(start); took > bound {
+		t.Errorf("Close took %v", took)
 	}
 }
