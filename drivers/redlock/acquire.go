@@ -36,7 +36,7 @@ func (r *Redlock) Acquire(ctx context.Context, key, value string, ttl time.Durat
 	case refused:
 		err = driver.ErrHeld
 		if watched {
-			r.subs.rewake(ch, heard)
+			r.subs.rewake(ch, heard, fresh, a.judgeAfter)
 		}
 	default:
 		err = a.err("acquire")

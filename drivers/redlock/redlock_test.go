@@ -733,6 +733,58 @@ func TestWatch_wakesAgainAfterRacingARelease(t *testing.T) {
 	}
 }
 
+// TestWatch_wakesAgainAfterRacingAReleaseAnnouncedOnce: a release that
+// only the key's lead announces, as Release does when the lead is
+// healthy. The attempt it wakes reaches the other nodes before the
+// release does and is refused; with no announcement to come, the watcher
+// is woken once more soon after, and takes the key. (Without it, a
+// candidate that polled once a minute missed an election in make test.)
+func TestWatch_wakesAgainAfterRacingAReleaseAnnouncedOnce(t *testing.T) {
+	r, fs := fakes(t, 3)
+	ctx := t.Context()
+	const held = "holder"
+	key := keyLedBy(t, r, 0)
+	lk, ch := r.lockKey(key), r.channel(key)
+	for _, f := range fs {
+		f.hold(lk, held, time.Minute)
+	}
+	if _, err := r.Acquire(ctx, key, "w1", time.Minute); !errors.Is(err, driver.ErrHeld) {
+		t.Fatalf("Acquire of a held key: %v", err)
+	}
+	w, err := r.Watch(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for _, f := range fs {
+		for !f.subscribed(ch) {
+			if time.Now().After(deadline) {
+				t.Fatal("not subscribed on every node")
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	fs[0].releaseAnnounced(lk, held, ch)
+	if !released(w, 5*time.Second) {
+		t.Fatal("the announcement did not wake the watcher")
+	}
+	if _, err := r.Acquire(ctx, key, "w2", time.Minute); !errors.Is(err, driver.ErrHeld) {
+		t.Fatalf("Acquire racing the release: %v", err)
+	}
+	for _, f := range fs[1:] { // the release's quiet requests land now
+		f.mu.Lock()
+		delete(f.keys, lk)
+		f.mu.Unlock()
+	}
+	if !released(w, 5*time.Second) {
+		t.Fatal("after a woken attempt was refused, with no announcement to come, the watcher was not woken again: it waits for its poll")
+	}
+	if _, err := r.Acquire(ctx, key, "w3", time.Minute); err != nil {
+		t.Fatalf("Acquire after the release reached every node: %v", err)
+	}
+}
+
 // TestWatch_wakesAtOnceAfterAnnouncementsDuringARefusedAttempt: the
 // announcements that came in while an attempt was out, and were passed
 // over as repeats, wake the watcher as soon as the attempt is refused.
@@ -758,15 +810,54 @@ func TestWatch_wakesAtOnceAfterAnnouncementsDuringARefusedAttempt(t *testing.T) 
 	if released(w, 50*time.Millisecond) {
 		t.Fatal("a repeated announcement woke the watcher")
 	}
-	s.rewake(ch, n) // the attempt was refused
+	s.rewake(ch, n, true, time.Minute) // the attempt was refused
 	if !released(w, time.Second) {
 		t.Fatal("a refused attempt during which announcements came in did not wake the watcher")
 	}
-	// Nothing came in during the next attempt: no wake-up.
-	_, n, _, _, _ = s.announcements(key)
-	s.rewake(ch, n)
+	// Nothing came in during the next attempt: no wake-up (for a minute).
+	_, n, _, fresh, _ := s.announcements(key)
+	s.rewake(ch, n, fresh, time.Minute)
 	if released(w, 50*time.Millisecond) {
 		t.Error("a refused attempt during which nothing came in woke the watcher")
+	}
+}
+
+// TestWatch_wakesOnceMoreAfterAWokenAttemptIsRefused: an attempt woken by
+// an announcement, and refused with nothing heard during it, wakes the
+// watcher once more, after the delay it gives. The attempt that follows
+// is not fresh: its refusal wakes nobody.
+func TestWatch_wakesOnceMoreAfterAWokenAttemptIsRefused(t *testing.T) {
+	r, _ := fakes(t, 3)
+	s := r.subs
+	const key = "k"
+	ch := r.channel(key)
+	w, err := r.Watch(t.Context(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	s.announce(0, ch, "v")
+	if !released(w, time.Second) {
+		t.Fatal("the announcement did not wake the watcher")
+	}
+	_, n, _, fresh, _ := s.announcements(key)
+	if !fresh {
+		t.Fatal("the attempt after an announcement is not fresh")
+	}
+	s.rewake(ch, n, fresh, 300*time.Millisecond) // the woken attempt was refused
+	if released(w, 100*time.Millisecond) {
+		t.Fatal("woken again before the delay")
+	}
+	if !released(w, 5*time.Second) {
+		t.Fatal("a refused woken attempt did not wake the watcher again")
+	}
+	_, n, _, fresh, _ = s.announcements(key)
+	if fresh {
+		t.Fatal("the attempt after the second wake-up is fresh: nothing was announced")
+	}
+	s.rewake(ch, n, fresh, time.Millisecond)
+	if released(w, 300*time.Millisecond) {
+		t.Error("the refusal of an attempt that no announcement woke woke the watcher")
 	}
 }
 

@@ -225,7 +225,17 @@ func (s *subscriptions) announcements(key string) (ch string, n uint64, from int
 // value that woke them, so that the release's announcements still to come
 // wake them again, and are woken at once if announcements came in during
 // the attempt.
-func (s *subscriptions) rewake(ch string, n uint64) {
+//
+// If the attempt followed an announcement (fresh) and none came in during
+// it, the watchers are woken once more after a while (after): a release
+// is announced by one node, so nothing else would wake them before their
+// retry strategy's next attempt, however long that is. (In make test, a
+// candidate that polled once a minute missed an election that way: its
+// attempt, woken by the resignation, reached three of five nodes before
+// the release did.) The attempt that follows that wake-up is not fresh,
+// and its refusal wakes nobody: a release costs each waiter that loses it
+// one attempt more.
+func (s *subscriptions) rewake(ch string, n uint64, fresh bool, after time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ws := s.watchers[ch]
@@ -234,6 +244,16 @@ func (s *subscriptions) rewake(ch string, n uint64) {
 	}
 	if s.news[ch].heard != n {
 		signal(ws, "")
+		return
+	}
+	if fresh {
+		time.AfterFunc(after, func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if !s.closed && s.news[ch].heard == n {
+				signal(s.watchers[ch], "")
+			}
+		})
 	}
 }
 
