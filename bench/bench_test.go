@@ -53,13 +53,14 @@ func eachImpl(b *testing.B, f func(b *testing.B, im impl)) {
 // overloaded machine) is counted in failed/op and left out of the
 // percentiles, and the benchmark goes on with a new key, since the old one
 // may stay held by a request that a node carried out after the client gave
-// up on it.
+// up on it. cpu-µs/op is the process's CPU time per acquire+release.
 func BenchmarkAcquireRelease(b *testing.B) {
 	eachImpl(b, func(b *testing.B, im impl) {
 		m := im.mutex(benchKey(b, ""))
 		ctx := context.Background()
 		lat := latency.New(1 << 20)
 		failed := 0
+		cpu0 := latency.CPUTime()
 		b.ReportAllocs()
 		for b.Loop() {
 			start := time.Now()
@@ -77,6 +78,7 @@ func BenchmarkAcquireRelease(b *testing.B) {
 			}
 			lat.Add(time.Since(start))
 		}
+		b.ReportMetric(float64(latency.CPUTime()-cpu0)/float64(time.Microsecond)/float64(b.N), "cpu-µs/op")
 		b.ReportMetric(float64(failed)/float64(b.N), "failed/op")
 		latency.Report(b, "", "µs", lat)
 	})

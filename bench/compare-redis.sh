@@ -21,7 +21,7 @@
 # another, default 10), BENCHSTAT (the benchstat binary; default
 # ~/go/bin/benchstat, then benchstat on PATH, then `go run
 # golang.org/x/perf/cmd/benchstat@latest`). With the defaults a run takes
-# about 4-5 minutes on two shared cores (38 sub-benchmarks, 10 runs each),
+# about 4-5 minutes on two shared cores (39 sub-benchmarks, 10 runs each),
 # up to 8 when the machine is busy.
 set -euo pipefail
 
@@ -67,9 +67,9 @@ tables() {
 
 	echo
 	echo "== acquire+release p50 (µs) against the floor, by N and client"
-	echo "   floor: SET NX PX then EVALSHA compare-and-delete, raw sockets; floor-del: then DEL"
+	echo "   floor: SET NX PX then EVALSHA compare-and-delete, raw sockets; floor-workers: the same through a goroutine per server (N=5); floor-del: then DEL"
 	benchstat -filter '.unit:p50-µs .name:(Floor OR AcquireRelease)' -ignore .name \
-		-table /N -row /client -col '/lib@(floor floor-del ours oursqf redsync rueidislock)' "$split"
+		-table /N -row /client -col '/lib@(floor floor-workers floor-del ours oursqf redsync rueidislock)' "$split"
 
 	echo
 	echo "== 16 goroutines on distinct keys, time per acquire+release (sec/op), against redsync with the same client"

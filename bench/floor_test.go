@@ -48,7 +48,10 @@ const (
 // same way, over raw connections, with one reader goroutine per server (as
 // any client that asks nodes in parallel needs). lib=floor releases as a
 // lock must, with a compare-and-delete script (EVALSHA, loaded before the
-// timer starts); lib=floor-del releases with a DEL, as the floor did before.
+// timer starts); lib=floor-del releases with a DEL, as the floor did before;
+// lib=floor-workers asks each server through a goroutine of its own, as
+// ours does (see newFloorClient). cpu-µs/op is the process's CPU time per
+// acquire+release, the servers' not included.
 // Neither allocates in its loop. It is the floor under every Redlock
 // implementation's p50 at N=1 and N=5, and their ratio is the least
 // N=5/N=1 ratio a Redlock client can reach here: on two cores the five
@@ -58,12 +61,15 @@ func BenchmarkFloor(b *testing.B) {
 	addrs := servers(b)
 	for _, n := range []int{1, 5} {
 		b.Run(fmt.Sprintf("lib=floor/client=raw/N=%d", n), func(b *testing.B) {
-			benchFloor(b, addrs[:n], releaseEvalSHA)
+			benchFloor(b, addrs[:n], releaseEvalSHA, false)
 		})
 	}
+	b.Run("lib=floor-workers/client=raw/N=5", func(b *testing.B) {
+		benchFloor(b, addrs[:5], releaseEvalSHA, true)
+	})
 	for _, n := range []int{1, 5} {
 		b.Run(fmt.Sprintf("lib=floor-del/client=raw/N=%d", n), func(b *testing.B) {
-			benchFloor(b, addrs[:n], releaseDEL)
+			benchFloor(b, addrs[:n], releaseDEL, false)
 		})
 	}
 }
@@ -256,13 +262,14 @@ func (f *floorClient) phase(req []byte) error {
 }
 
 // benchFloor measures the floor on the servers at addrs, giving the key
-// back as release says.
-func benchFloor(b *testing.B, addrs []string, release floorRelease) {
-	f := newFloorClient(b, addrs, release, false)
+// back as release says, with a worker per server if workers is set.
+func benchFloor(b *testing.B, addrs []string, release floorRelease, workers bool) {
+	f := newFloorClient(b, addrs, release, workers)
 	defer f.close()
 	key := benchKey(b, "")
 	f.requests(key)
 	lat := latency.New(1 << 20)
+	cpu0 := latency.CPUTime()
 	b.ReportAllocs()
 	for b.Loop() {
 		start := time.Now()
@@ -271,6 +278,7 @@ func benchFloor(b *testing.B, addrs []string, release floorRelease) {
 		}
 		lat.Add(time.Since(start))
 	}
+	b.ReportMetric(float64(latency.CPUTime()-cpu0)/float64(time.Microsecond)/float64(b.N), "cpu-µs/op")
 	latency.Report(b, "", "µs", lat)
 }
 
