@@ -668,31 +668,25 @@ func released(w driver.Watch, d time.Duration) bool {
 	}
 }
 
-// TestWatch_wakesAgainAfterRacingARelease: a waiter woken by the first
-// node to announce a release may try before the other nodes have released
-// the key, and be refused; the rest of the release's announcements, of the
-// value that woke it already, must wake it again, or it would wait for its
-// next poll; and its next attempt must not overtake the undoing of the
-// refused one, or it would find the key held by itself.
-func TestWatch_wakesAgainAfterRacingARelease(t *testing.T) {
-	r, fs := fakes(t, 3)
-	ctx := t.Context()
-	const held = "holder"
-	key := keyLedBy(t, r, 0) // the woken attempts ask node 0 first, where the release comes first
+// watchHeld returns a key led by node 0 (woken attempts ask it first,
+// where the tests' releases come first), which value holds on every node
+// of fs, and a watch of it, subscribed on every node. The watch closes
+// with the test.
+func watchHeld(t *testing.T, r *Redlock, fs []*fakeNode, value string) (string, driver.Watch) {
+	t.Helper()
+	key := keyLedBy(t, r, 0)
 	lk, ch := r.lockKey(key), r.channel(key)
 	for _, f := range fs {
-		f.mu.Lock()
-		f.keys[lk] = held
-		f.mu.Unlock()
+		f.hold(lk, value, time.Minute)
 	}
-	if _, err := r.Acquire(ctx, key, "w1", time.Minute); !errors.Is(err, driver.ErrHeld) {
+	if _, err := r.Acquire(t.Context(), key, "w1", time.Minute); !errors.Is(err, driver.ErrHeld) {
 		t.Fatalf("Acquire of a held key: %v", err)
 	}
-	w, err := r.Watch(ctx, key)
+	w, err := r.Watch(t.Context(), key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer w.Close()
+	t.Cleanup(func() { w.Close() })
 	// The Watch returned at a quorum of confirmations: wait for them all.
 	deadline := time.Now().Add(5 * time.Second)
 	for _, f := range fs {
@@ -703,6 +697,21 @@ func TestWatch_wakesAgainAfterRacingARelease(t *testing.T) {
 			time.Sleep(time.Millisecond)
 		}
 	}
+	return key, w
+}
+
+// TestWatch_wakesAgainAfterRacingARelease: a waiter woken by the first
+// node to announce a release may try before the other nodes have released
+// the key, and be refused; the rest of the release's announcements, of the
+// value that woke it already, must wake it again, or it would wait for its
+// next poll; and its next attempt must not overtake the undoing of the
+// refused one, or it would find the key held by itself.
+func TestWatch_wakesAgainAfterRacingARelease(t *testing.T) {
+	r, fs := fakes(t, 3)
+	ctx := t.Context()
+	const held = "holder"
+	key, w := watchHeld(t, r, fs, held)
+	lk, ch := r.lockKey(key), r.channel(key)
 
 	fs[0].releaseAnnounced(lk, held, ch)
 	if !released(w, 5*time.Second) {
@@ -743,28 +752,8 @@ func TestWatch_wakesAgainAfterRacingAReleaseAnnouncedOnce(t *testing.T) {
 	r, fs := fakes(t, 3)
 	ctx := t.Context()
 	const held = "holder"
-	key := keyLedBy(t, r, 0)
+	key, w := watchHeld(t, r, fs, held)
 	lk, ch := r.lockKey(key), r.channel(key)
-	for _, f := range fs {
-		f.hold(lk, held, time.Minute)
-	}
-	if _, err := r.Acquire(ctx, key, "w1", time.Minute); !errors.Is(err, driver.ErrHeld) {
-		t.Fatalf("Acquire of a held key: %v", err)
-	}
-	w, err := r.Watch(ctx, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	deadline := time.Now().Add(5 * time.Second)
-	for _, f := range fs {
-		for !f.subscribed(ch) {
-			if time.Now().After(deadline) {
-				t.Fatal("not subscribed on every node")
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}
 	fs[0].releaseAnnounced(lk, held, ch)
 	if !released(w, 5*time.Second) {
 		t.Fatal("the announcement did not wake the watcher")
