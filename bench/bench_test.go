@@ -78,7 +78,7 @@ func BenchmarkAcquireRelease(b *testing.B) {
 			}
 			lat.Add(time.Since(start))
 		}
-		b.ReportMetric(float64(latency.CPUTime()-cpu0)/float64(time.Microsecond)/float64(b.N), "cpu-µs/op")
+		latency.ReportCPU(b, cpu0)
 		b.ReportMetric(float64(failed)/float64(b.N), "failed/op")
 		latency.Report(b, "", "µs", lat)
 	})

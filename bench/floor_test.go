@@ -278,7 +278,7 @@ func benchFloor(b *testing.B, addrs []string, release floorRelease, workers bool
 		}
 		lat.Add(time.Since(start))
 	}
-	b.ReportMetric(float64(latency.CPUTime()-cpu0)/float64(time.Microsecond)/float64(b.N), "cpu-µs/op")
+	latency.ReportCPU(b, cpu0)
 	latency.Report(b, "", "µs", lat)
 }
 

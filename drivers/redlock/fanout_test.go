@@ -61,7 +61,7 @@ func BenchmarkFanOut(b *testing.B) {
 				}
 				lat.Add(time.Since(start))
 			}
-			b.ReportMetric(float64(latency.CPUTime()-cpu0)/float64(time.Microsecond)/float64(b.N), "cpu-µs/op")
+			latency.ReportCPU(b, cpu0)
 			latency.Report(b, "", "µs", lat)
 		})
 	}

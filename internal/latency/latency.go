@@ -74,3 +74,10 @@ func Report(b *testing.B, prefix, unit string, rs ...*Recorder) {
 	b.ReportMetric(float64(Percentile(all, 0.50))/scale, prefix+"p50-"+unit)
 	b.ReportMetric(float64(Percentile(all, 0.99))/scale, prefix+"p99-"+unit)
 }
+
+// ReportCPU reports to b the process's CPU time (see CPUTime) since
+// start, a CPUTime reading taken before the loop, per operation, as the
+// metric "cpu-µs/op".
+func ReportCPU(b *testing.B, start time.Duration) {
+	b.ReportMetric(float64(CPUTime()-start)/float64(time.Microsecond)/float64(b.N), "cpu-µs/op")
+}
