@@ -127,9 +127,15 @@ func TestVerify_contentionCatchesShortLease(t *testing.T) {
 	if out.OK || run.Overlaps == 0 || len(run.Pairs) == 0 {
 		t.Fatalf("the unsafe variant was not caught: %+v", run)
 	}
-	p := run.Pairs[0]
-	if p.Kind != "overlap" || p.Key == "" || p.First.Worker == p.Second.Worker || p.Second.FromS >= p.First.ToS {
-		t.Errorf("first pair %+v is no overlap of two workers", p)
+	// The pairs kept may begin with a token regression, which a paused
+	// holder of a short lease can also cause (make test, once): the
+	// first overlap among them must name two workers.
+	i := slices.IndexFunc(run.Pairs, func(p pairJSON) bool { return p.Kind == "overlap" })
+	if i < 0 {
+		t.Fatalf("%d overlaps counted, none among the %d pairs kept: %+v", run.Overlaps, len(run.Pairs), run.Pairs)
+	}
+	if p := run.Pairs[i]; p.Key == "" || p.First.Worker == p.Second.Worker || p.Second.FromS >= p.First.ToS {
+		t.Errorf("first overlap %+v is no overlap of two workers", p)
 	}
 	text := cliResult(t, append(append([]string{"verify"}, b.flags()...), long[:len(long)-1]...)...)
 	dropLeftTable(t, contentionJSON{Run: runJSON{Namespace: scratchName(text.stdout), Dropped: strings.Contains(text.stdout, " dropped\n")}})
