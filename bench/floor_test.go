@@ -232,6 +232,11 @@ func (f *floorClient) op(key string) error {
 // come late are passed over. Each connection answers in order, so every
 // server grants every request, and a refusal is a broken benchmark.
 func (f *floorClient) phase(req []byte) error {
+	// The request's place, taken before anything can fail: after a
+	// refusal, the replies still out to req are passed over by the next
+	// phase, not taken for its own.
+	seq := f.seq
+	f.seq++
 	if f.in != nil {
 		for _, in := range f.in {
 			in <- req
@@ -249,16 +254,27 @@ func (f *floorClient) phase(req []byte) error {
 			f.readers--
 			return r.err
 		}
-		if r.seq != f.seq {
+		if r.seq != seq {
 			continue
 		}
 		if !r.granted {
-			return fmt.Errorf("floor: request %d refused: %q", f.seq, req)
+			return fmt.Errorf("floor: request %d refused: %q", seq, req)
 		}
 		got++
 	}
-	f.seq++
 	return nil
+}
+
+// newBareQuorumFloor is the floor of a quorum-first acquire+release
+// (quorum_first=true): it asks three of the five servers at addrs, the
+// same three every time (as a quorum-first round asks a key's first three
+// in rendezvous order), and waits for all three, since only all three
+// make a quorum of five. With workers, each server is asked through a
+// goroutine of its own.
+func newBareQuorumFloor(b *testing.B, addrs []string, workers bool) *floorClient {
+	f := newFloorClient(b, addrs[:len(addrs)/2+1], releaseEvalSHA, workers)
+	f.quorum = len(f.conns)
+	return f
 }
 
 // benchFloor measures the floor on the servers at addrs, giving the key

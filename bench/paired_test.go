@@ -33,7 +33,11 @@ var pairedImpls = []string{
 // goroutine of its own, as ours does.
 //
 // DISTLOCK_PAIRED, a comma-separated list of names from impls, runs those
-// instead of pairedImpls.
+// instead of pairedImpls. It may also name floor-q3 and floor-q3-workers,
+// the floor of a quorum-first acquire+release (newBareQuorumFloor: three
+// servers asked, all three waited for) without and with a goroutine per
+// server, which oursqf-* are to be set beside. Each takes its keys apart
+// from the others', which a refusal would stop.
 func BenchmarkFloorPaired(b *testing.B) {
 	addrs := servers(b)[:5]
 	f := newFloorClient(b, addrs, releaseEvalSHA, false)
@@ -48,6 +52,18 @@ func BenchmarkFloorPaired(b *testing.B) {
 		impls = strings.Split(v, ",")
 	}
 	for _, name := range impls {
+		if name == "floor-q3" || name == "floor-q3-workers" {
+			q := newBareQuorumFloor(b, addrs, name == "floor-q3-workers")
+			defer q.close()
+			var key, own string // the last key, and q's own for it
+			contenders = append(contenders, drivertest.Contender{Name: name, Op: func(k string) error {
+				if k != key {
+					key, own = k, k+"/"+name
+				}
+				return q.op(own)
+			}})
+			continue
+		}
 		im := newImpl(b, name, addrs)
 		defer im.close()
 		contenders = append(contenders, drivertest.Contender{Name: name, Op: opOf(im)})
