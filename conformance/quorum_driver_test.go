@@ -31,11 +31,10 @@ func quorumHarness(t *testing.T, cfg quorumConfig) conformance.Harness {
 		cfg.quorum = cfg.nodes/2 + 1
 	}
 	if cfg.nodeTimeout == 0 {
-		// This driver cannot tell its own stall from its nodes'. With
-		// 150ms, three nodes of one release timed out at once on the
-		// loaded machine under -race (Contention_manyKeys, make test),
-		// most likely a pause of the whole process. The suite took as
-		// long with 400ms.
+		// This driver cannot tell its own stall from its nodes': with
+		// 150ms, a pause of the loaded machine under -race failed three
+		// nodes of one release at once (Contention_manyKeys, make test).
+		// The suite took as long with 400ms.
 		cfg.nodeTimeout = 400 * time.Millisecond
 	}
 	q := &quorum{cfg: cfg}
