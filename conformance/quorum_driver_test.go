@@ -21,7 +21,7 @@ import (
 type quorumConfig struct {
 	nodes        int
 	quorum       int           // zero: nodes/2+1
-	nodeTimeout  time.Duration // zero: 400ms
+	nodeTimeout  time.Duration // zero: 150ms
 	heldWhenDown bool          // broken: report ErrHeld when nodes are down
 	waitAll      bool          // broken: wait for every node's answer
 }
@@ -31,11 +31,7 @@ func quorumHarness(t *testing.T, cfg quorumConfig) conformance.Harness {
 		cfg.quorum = cfg.nodes/2 + 1
 	}
 	if cfg.nodeTimeout == 0 {
-		// This driver cannot tell its own stall from its nodes': with
-		// 150ms, a pause of the loaded machine under -race failed three
-		// nodes of one release at once (Contention_manyKeys, make test).
-		// The suite took as long with 400ms.
-		cfg.nodeTimeout = 400 * time.Millisecond
+		cfg.nodeTimeout = 150 * time.Millisecond
 	}
 	q := &quorum{cfg: cfg}
 	for range cfg.nodes {
