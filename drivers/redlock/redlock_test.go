@@ -774,6 +774,24 @@ func TestWatch_wakesAgainAfterRacingAReleaseAnnouncedOnce(t *testing.T) {
 	}
 }
 
+// watchWoken returns a watch of key on r, closed with the test, which an
+// announcement of a release on node 0 has woken once, and the key's
+// channel.
+func watchWoken(t *testing.T, r *Redlock, key string) (string, driver.Watch) {
+	t.Helper()
+	ch := r.channel(key)
+	w, err := r.Watch(t.Context(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	r.subs.announce(0, ch, "v")
+	if !released(w, time.Second) {
+		t.Fatal("the first announcement did not wake the watcher")
+	}
+	return ch, w
+}
+
 // TestWatch_wakesAtOnceAfterAnnouncementsDuringARefusedAttempt: the
 // announcements that came in while an attempt was out, and were passed
 // over as repeats, wake the watcher as soon as the attempt is refused.
@@ -781,16 +799,7 @@ func TestWatch_wakesAtOnceAfterAnnouncementsDuringARefusedAttempt(t *testing.T) 
 	r, _ := fakes(t, 3)
 	s := r.subs
 	const key = "k"
-	ch := r.channel(key)
-	w, err := r.Watch(t.Context(), key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	s.announce(0, ch, "v")
-	if !released(w, time.Second) {
-		t.Fatal("the first announcement did not wake the watcher")
-	}
+	ch, w := watchWoken(t, r, key)
 	ch2, n, _, _, watched := s.announcements(key)
 	if !watched || ch2 != ch {
 		t.Fatalf("announcements(%q) = %q, %v; want %q, true", key, ch2, watched, ch)
@@ -819,16 +828,7 @@ func TestWatch_wakesOnceMoreAfterAWokenAttemptIsRefused(t *testing.T) {
 	r, _ := fakes(t, 3)
 	s := r.subs
 	const key = "k"
-	ch := r.channel(key)
-	w, err := r.Watch(t.Context(), key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	s.announce(0, ch, "v")
-	if !released(w, time.Second) {
-		t.Fatal("the announcement did not wake the watcher")
-	}
+	ch, w := watchWoken(t, r, key)
 	_, n, _, fresh, _ := s.announcements(key)
 	if !fresh {
 		t.Fatal("the attempt after an announcement is not fresh")
