@@ -80,3 +80,39 @@ func TestWorkers_close(t *testing.T) {
 		t.Errorf("%d workers still running after close", n)
 	}
 }
+
+// Idle workers exit after idleFor, and before twice as long, though no
+// timer of their own runs: the reaper's ticks make them exit.
+func TestWorkers_idleExit(t *testing.T) {
+	r, _ := fakes(t, 5)
+	const idleFor = 100 * time.Millisecond
+	r.workers.idleFor = idleFor
+	start := time.Now()
+	if _, err := r.Acquire(t.Context(), "k", "v", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Release(t.Context(), "k", "v"); err != nil {
+		t.Fatal(err)
+	}
+	if n := r.workers.running(); n == 0 && time.Since(start) < idleFor {
+		t.Fatal("no worker left running right after a round: they exit at once, not when idle for long")
+	}
+	deadline := time.Now().Add(2*idleFor + time.Second) // a second of slack for a loaded machine
+	for r.workers.running() > 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := r.workers.running(); n > 0 {
+		t.Fatalf("%d workers still running %v after their last request, want none past %v", n, time.Since(start).Round(time.Millisecond), 2*idleFor)
+	}
+	// Workers started after the others exited are reaped the same way.
+	if _, err := r.Acquire(t.Context(), "k", "v", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	deadline = time.Now().Add(2*idleFor + time.Second)
+	for r.workers.running() > 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := r.workers.running(); n > 0 {
+		t.Fatalf("%d workers of a second round still running, want none past %v", n, 2*idleFor)
+	}
+}
