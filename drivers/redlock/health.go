@@ -94,7 +94,7 @@ func newHealth(n int) []health {
 
 // A request is one request admitted to a node, from begin to end.
 type request struct {
-	start   time.Time
+	start   int64 // when it was sent, in ns after the epoch
 	probe   bool  // the open breaker's probe
 	backoff int32 // the timeout's backoff when it was sent
 }
@@ -103,8 +103,8 @@ type request struct {
 // reports false if the breaker holds it back. The clock counts from
 // epoch.
 func (h *health) begin(epoch time.Time, timeout time.Duration) (request, bool) {
-	start := time.Now()
-	ok, probe := h.admit(int64(start.Sub(epoch)), h.silence(timeout))
+	start := int64(time.Since(epoch)) // one monotonic clock read: time.Now reads two clocks, and was 8% of the rounds' own CPU
+	ok, probe := h.admit(start, h.silence(timeout))
 	if !ok {
 		return request{}, false
 	}
@@ -116,11 +116,11 @@ func (h *health) begin(epoch time.Time, timeout time.Duration) (request, bool) {
 // backoff level: a round that gave the request up, see round.judge, may
 // have backed it off already).
 func (h *health) end(epoch time.Time, nctx context.Context, req request, err error) {
-	now := time.Now()
-	timeout := h.done(nctx, int64(now.Sub(epoch)), req.probe, err)
+	now := int64(time.Since(epoch))
+	timeout := h.done(nctx, now, req.probe, err)
 	switch {
 	case err == nil:
-		h.add(now.Sub(req.start))
+		h.add(time.Duration(now - req.start))
 	case timeout:
 		h.backOff(req.backoff)
 	}
@@ -263,9 +263,9 @@ func IsTimeout(err error) bool {
 // timeout of the node's own.
 var errStalled = errors.New("every node was silent: the client stalled")
 
-// othersAnswered reports whether a node other than i answered since start.
-func (r *Redlock) othersAnswered(i int, start time.Time) bool {
-	since := int64(start.Sub(r.epoch))
+// othersAnswered reports whether a node other than i answered since
+// since (ns after the epoch).
+func (r *Redlock) othersAnswered(i int, since int64) bool {
 	for j := range r.health {
 		if j != i && r.health[j].answered.Load() > since {
 			return true
