@@ -37,7 +37,10 @@ var pairedImpls = []string{
 // the floor of a quorum-first acquire+release (newBareQuorumFloor: three
 // servers asked, all three waited for) without and with a goroutine per
 // server, which oursqf-* are to be set beside. Each takes its keys apart
-// from the others', which a refusal would stop.
+// from the others', which a refusal would stop. It may name oursraw and
+// oursraw-qf too: ours at the defaults and with quorum_first over rawNode
+// (a connection per server, no client library), which tell the client's
+// cost apart from the rounds'.
 func BenchmarkFloorPaired(b *testing.B) {
 	addrs := servers(b)[:5]
 	f := newFloorClient(b, addrs, releaseEvalSHA, false)
@@ -64,7 +67,13 @@ func BenchmarkFloorPaired(b *testing.B) {
 			}})
 			continue
 		}
-		im := newImpl(b, name, addrs)
+		var im impl
+		switch name {
+		case "oursraw", "oursraw-qf":
+			im = newRawOurs(b, addrs, name == "oursraw-qf")
+		default:
+			im = newImpl(b, name, addrs)
+		}
 		defer im.close()
 		contenders = append(contenders, drivertest.Contender{Name: name, Op: opOf(im)})
 	}
