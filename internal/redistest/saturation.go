@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/distlock/lock"
+	"github.com/distlock/lock/internal/latency"
 )
 
 // SaturatedEnv names the variable that turns on MeasureSaturated: its
@@ -38,6 +39,13 @@ type Saturation struct {
 	PerSecond []int64 // operations that succeeded, by whole second
 	Failed    int64   // operations that failed
 	Errs      []error // the first few failures
+
+	// CPU is the process's CPU time in each second, and MachineCPU the
+	// whole machine's busy time (nil where it cannot be read): a second
+	// with few operations and little CPU anywhere is a stall of the
+	// client; one where the machine was busy and the process was not, a
+	// machine crowded by others.
+	CPU, MachineCPU []time.Duration
 }
 
 // Median returns the median of s's seconds.
@@ -67,10 +75,24 @@ func (s Saturation) String() string {
 		total += n
 	}
 	fmt.Fprintf(&b, "%d operations in %ds, %d failed; per second: %v", total, len(s.PerSecond), s.Failed, s.PerSecond)
+	if i, _ := s.Slowest(); i < len(s.CPU) {
+		fmt.Fprintf(&b, "; in the slowest second, %s", s.cpuIn(i))
+	}
 	for _, err := range s.Errs {
 		fmt.Fprintf(&b, "\n  failed: %v", err)
 	}
 	return b.String()
+}
+
+// cpuIn describes the CPU spent in second i, by the process and by the
+// machine, beside the seconds' medians.
+func (s Saturation) cpuIn(i int) string {
+	med := func(ds []time.Duration) time.Duration { return slices.Sorted(slices.Values(ds))[len(ds)/2] }
+	str := fmt.Sprintf("the process used %v of CPU (median second %v)", s.CPU[i].Round(time.Millisecond), med(s.CPU).Round(time.Millisecond))
+	if i < len(s.MachineCPU) {
+		str += fmt.Sprintf(", the machine %v (median %v)", s.MachineCPU[i].Round(time.Millisecond), med(s.MachineCPU).Round(time.Millisecond))
+	}
+	return str
 }
 
 // Saturate runs saturatedGoroutines goroutines on one client of the
@@ -133,11 +155,21 @@ func Saturate(t testing.TB, name string, addrs []string, query string, d time.Du
 	var s Saturation
 	tick := time.NewTicker(time.Second)
 	last := ops.Load()
+	lastCPU := latency.CPUTime()
+	lastBusy, machine := latency.MachineBusy()
 	for range int(d / time.Second) {
 		<-tick.C
 		now := ops.Load()
 		s.PerSecond = append(s.PerSecond, now-last)
 		last = now
+		cpu := latency.CPUTime()
+		s.CPU = append(s.CPU, cpu-lastCPU)
+		lastCPU = cpu
+		if machine {
+			busy, _ := latency.MachineBusy()
+			s.MachineCPU = append(s.MachineCPU, busy-lastBusy)
+			lastBusy = busy
+		}
 	}
 	tick.Stop()
 	stop.Store(true)
@@ -241,6 +273,6 @@ func MeasureSaturated(t *testing.T, name string) {
 		t.Logf("%d of %d operations failed with every node healthy (issue 32's goal is none)", s.Failed, ops+s.Failed)
 	}
 	if i, n := s.Slowest(); 2*n < s.Median() {
-		t.Errorf("second %d did %d operations, less than half the median second's %d", i+1, n, s.Median())
+		t.Errorf("second %d did %d operations, less than half the median second's %d; %s", i+1, n, s.Median(), s.cpuIn(i))
 	}
 }
