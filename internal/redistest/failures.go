@@ -262,7 +262,11 @@ func openDriverClient(t *testing.T, driverName, dsn string) *lock.Client {
 // never answer end TryAcquire without a deadline within the node timeout
 // before a first answer (redlock.MaxNodeTimeout) and a little more, with
 // an error matching ErrUnavailable, and that a 3s deadline is kept within
-// 100ms.
+// 300ms. What this catches is a deadline overrun by a node timeout (1s) or
+// a hang; the margin is the loaded machine's: with -race beside other
+// packages' tests on two cores, the goroutines that see the deadline
+// waited 118ms for a core once in make test (rueidis, 2026-12-08), past
+// the 100ms this allowed before.
 func SilentServersEndAtTheNodeTimeout(t *testing.T, driverName string) {
 	urls := make([]string, 5)
 	for i := range urls {
@@ -289,7 +293,7 @@ func SilentServersEndAtTheNodeTimeout(t *testing.T, driverName string) {
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Acquire with a 3s deadline on silent servers = %v, want the deadline", err)
 	}
-	if took > 3100*time.Millisecond {
+	if took > 3300*time.Millisecond {
 		t.Errorf("Acquire with a 3s deadline on silent servers took %v", took)
 	}
 }
