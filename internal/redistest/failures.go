@@ -19,9 +19,13 @@ import (
 )
 
 // A DSN of five nodes that all refuse the client for a reason retrying
-// cannot fix ends a waiting Acquire without a deadline within a second,
-// with an error that matches ErrMisconfigured, never quotes a password,
-// and leaves no warning (no cleanup is sent to nodes that refused it).
+// cannot fix ends a waiting Acquire without a deadline within 3s, with
+// an error that matches ErrMisconfigured, never quotes a password, and
+// leaves no warning (no cleanup is sent to nodes that refused it). It
+// usually ends in 2-155ms; a client that retried would go on to the 20s
+// the test gives it. The bound was a second until redigo's five TLS
+// handshakes to servers it does not trust took 1.4s under -race beside
+// other packages' tests (make test, 2026-12-08).
 // MisconfiguredEndsAtOnce checks it for the Redlock driver registered as
 // driverName.
 func MisconfiguredEndsAtOnce(t *testing.T, driverName string) {
@@ -63,8 +67,8 @@ func misconfiguredEndsAtOnce(t *testing.T, driverName string, addrs []string) {
 			if !errors.Is(err, lock.ErrMisconfigured) {
 				t.Errorf("Acquire = %v, want an error matching ErrMisconfigured", err)
 			}
-			if took > time.Second {
-				t.Errorf("Acquire took %v, want at most a second", took)
+			if took > 3*time.Second {
+				t.Errorf("Acquire took %v, want at most 3s", took)
 			}
 			for _, pw := range []string{wrong, secure[0].Password} {
 				if strings.Contains(err.Error(), pw) {
