@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/distlock/lock/internal/latency"
+	"github.com/distlock/lock/internal/resp"
 )
 
 // floorReleaseScript deletes KEYS[1] if it holds ARGV[1], and announces the
@@ -311,22 +312,14 @@ func floorValue() string {
 // reading the reply from r, and checks that the server knows it by sha.
 func loadScript(b *testing.B, c net.Conn, r *bufio.Reader, sha string) {
 	b.Helper()
-	req := fmt.Sprintf("*3\r\n$6\r\nSCRIPT\r\n$4\r\nLOAD\r\n$%d\r\n%s\r\n", len(floorReleaseScript), floorReleaseScript)
-	if _, err := c.Write([]byte(req)); err != nil {
+	if _, err := c.Write(resp.AppendCommand(nil, "SCRIPT", "LOAD", floorReleaseScript)); err != nil {
 		b.Fatal(err)
 	}
-	head, err := r.ReadString('\n')
+	reply, err := resp.ReadReply(r)
 	if err != nil {
 		b.Fatal(err)
 	}
-	if head != "$40\r\n" {
-		b.Fatalf("SCRIPT LOAD replied %q", head)
-	}
-	body, err := r.ReadString('\n')
-	if err != nil {
-		b.Fatal(err)
-	}
-	if body != sha+"\r\n" {
-		b.Fatalf("SCRIPT LOAD replied %q, want %s", body, sha)
+	if reply != sha {
+		b.Fatalf("SCRIPT LOAD replied %q, want %s", reply, sha)
 	}
 }

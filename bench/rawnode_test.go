@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"io"
 	"net"
 	"strconv"
 	"sync"
@@ -12,11 +11,12 @@ import (
 
 	"github.com/distlock/lock"
 	"github.com/distlock/lock/drivers/redlock"
+	"github.com/distlock/lock/internal/resp"
 )
 
 // rawNode is a redlock.Node on one raw connection, a request at a time,
-// the way the floor's workers talk to a server: no pool, no deadline, a
-// RESP writer and reader of a few lines. It exists to measure: ours over
+// the way the floor's workers talk to a server: no pool, no deadline,
+// internal/resp's writer and reader. It exists to measure: ours over
 // it (oursraw in BenchmarkFloorPaired) against ours over a client tells
 // the client's cost apart from the rounds'. It ignores its context, so a
 // hung server hangs it; it is no driver.
@@ -28,61 +28,27 @@ type rawNode struct {
 	buf  []byte
 }
 
-var errRawReply = errors.New("rawNode: a reply it does not read")
+var errRawArg = errors.New("rawNode: an argument neither a string nor an int64")
 
 func (n *rawNode) Do(_ context.Context, args []any) (any, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	b := append(n.buf[:0], '*')
-	b = strconv.AppendInt(b, int64(len(args)), 10)
-	b = append(b, '\r', '\n')
+	b := resp.AppendArray(n.buf[:0], len(args))
 	for _, a := range args {
-		var s string
 		switch v := a.(type) {
 		case string:
-			s = v
+			b = resp.AppendBulk(b, v)
 		case int64:
-			s = strconv.FormatInt(v, 10)
+			b = resp.AppendBulk(b, strconv.FormatInt(v, 10))
 		default:
-			return nil, errRawReply
+			return nil, errRawArg
 		}
-		b = append(b, '$')
-		b = strconv.AppendInt(b, int64(len(s)), 10)
-		b = append(b, '\r', '\n')
-		b = append(b, s...)
-		b = append(b, '\r', '\n')
 	}
 	n.buf = b
 	if _, err := n.c.Write(b); err != nil {
 		return nil, err
 	}
-	line, err := n.r.ReadSlice('\n')
-	if err != nil {
-		return nil, err
-	}
-	if len(line) < 3 {
-		return nil, errRawReply
-	}
-	body := string(line[1 : len(line)-2])
-	switch line[0] {
-	case '+':
-		return body, nil
-	case '-':
-		return nil, errors.New(body)
-	case ':':
-		return strconv.ParseInt(body, 10, 64)
-	case '$':
-		size, err := strconv.Atoi(body)
-		if err != nil || size < 0 {
-			return nil, err // $-1: a nil reply
-		}
-		p := make([]byte, size+2)
-		if _, err := io.ReadFull(n.r, p); err != nil {
-			return nil, err
-		}
-		return string(p[:size]), nil
-	}
-	return nil, errRawReply
+	return resp.ReadReply(n.r)
 }
 
 func (n *rawNode) Subscribe(context.Context) (redlock.Subscriber, error) {
