@@ -36,8 +36,8 @@ type job struct {
 // beyond the usual need idle until they exit.
 //
 // An idle worker waits on its channel alone, with no timer of its own: a
-// timer reset at every request, and a select over it, were a tenth of the
-// rounds' own CPU (BenchmarkFanOut). One timer, the reaper's, runs while
+// timer reset at every request, and a select over it, were a fifth of the
+// rounds' own CPU (BenchmarkFanOut, see DESIGN.md). One timer, the reaper's, runs while
 // any worker is idle. It ticks every idleFor, and at each tick it makes
 // the workers idle since before the tick before exit: those idle for
 // idleFor at least, and twice that at most. The stack keeps them in the

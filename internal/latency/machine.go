@@ -8,9 +8,11 @@ import (
 )
 
 // MachineBusy returns how much CPU time the whole machine has spent
-// busy (all cores, any process: not idle, not waiting for I/O) since it
-// booted, read from /proc/stat, and false where that file cannot be
-// read (not Linux). Its resolution is the kernel's clock tick, 10ms.
+// busy (all cores, any process: user, nice, system, irq and softirq time)
+// since it booted, read from /proc/stat, and false where that file cannot
+// be read (not Linux). Idle and I/O wait are not busy; nor is steal (the
+// hypervisor ran another machine), and guest time is counted in user time
+// already. Its resolution is the kernel's clock tick, 10ms.
 // Beside CPUTime it tells a client that stalled (little CPU spent
 // anywhere) from one that other processes crowded out.
 func MachineBusy() (time.Duration, bool) {
@@ -29,7 +31,8 @@ func MachineBusy() (time.Duration, bool) {
 		if err != nil {
 			return 0, false
 		}
-		if i != 3 && i != 4 { // idle and iowait
+		switch i {
+		case 0, 1, 2, 5, 6: // user nice system idle iowait irq softirq steal guest guest_nice
 			busy += n
 		}
 	}
